@@ -1,0 +1,165 @@
+"""The agent SDK: subclass ``Agent`` (or write a ``play(view)`` function) to make a bot.
+
+```python
+from cow006 import Agent
+
+class Bot(Agent):
+    def play(self, view):        # return one card from view.hand
+        return max(view.hand)
+
+    def take_row(self, view):    # only when your card is below every row end; return 0..3
+        return min(range(4), key=view.row_heads)
+```
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .errors import AgentLoadError
+from .view import View
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """What an agent is told when a match starts."""
+
+    seat: int
+    n_players: int
+    seed: int  # a seed for this agent's own randomness, fixed by the match seed and the seat
+    names: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class Agent:
+    """Base class of every bot.  Override ``play``; the rest is optional.
+
+    ``play(view)`` returns one card of ``view.hand``.  ``take_row(view)`` is called only when
+    your card (``view.card``) is lower than every row end, after the lower cards of the same
+    turn were placed; it returns the row index 0..3 to take.  The default takes the row with
+    the fewest heads.  The ``on_*`` hooks are called at the start and end of rounds and of the
+    match; ``self.rng`` can be seeded from ``info.seed`` in ``on_match_start`` so the bot's
+    choices are reproducible.
+    """
+
+    name: str | None = None
+
+    def play(self, view: View) -> int:
+        raise NotImplementedError("an Agent must implement play(view) and return a card")
+
+    def take_row(self, view: View) -> int:
+        return view.cheapest_row()
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        """Called once before the first round."""
+
+    def on_round_start(self, view: View) -> None:
+        """Called with the freshly dealt view at the start of each round."""
+
+    def on_round_end(self, result: dict[str, Any]) -> None:
+        """Called after each round with the round's log entry (its deal, turns and penalties)."""
+
+    def on_match_end(self, result: dict[str, Any]) -> None:
+        """Called once with the finished match's scores and ranks."""
+
+
+class FunctionAgent(Agent):
+    """An agent made of plain functions: ``play(view)`` and optionally ``take_row(view)``."""
+
+    def __init__(
+        self,
+        play: Callable[[View], int],
+        take_row: Callable[[View], int] | None = None,
+        name: str | None = None,
+    ) -> None:
+        self._play = play
+        self._take_row = take_row
+        self.name = name or getattr(play, "__module__", None) or "function"
+
+    def play(self, view: View) -> int:
+        return self._play(view)
+
+    def take_row(self, view: View) -> int:
+        if self._take_row is None:
+            return view.cheapest_row()
+        return self._take_row(view)
+
+
+def agent_from_module(module: ModuleType, name: str | None = None) -> Agent:
+    """Find the bot in a module: an Agent subclass defined there (``Bot`` preferred), an
+    ``agent`` instance, or a module-level ``play`` function (with an optional ``take_row``)."""
+    label = name or module.__name__
+    candidate = getattr(module, "agent", None)
+    if isinstance(candidate, Agent):
+        return candidate
+    classes = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Agent)
+        and obj is not Agent
+        and obj is not FunctionAgent
+        and obj.__module__ == module.__name__
+    ]
+    chosen = getattr(module, "Bot", None)
+    if not (inspect.isclass(chosen) and issubclass(chosen, Agent)):
+        if len(classes) > 1:
+            names = ", ".join(sorted(c.__name__ for c in classes))
+            raise AgentLoadError(
+                f"{label} defines several Agent classes ({names}); name the bot's class Bot"
+            )
+        chosen = classes[0] if classes else None
+    if chosen is not None:
+        try:
+            agent = chosen()
+        except Exception as exc:
+            raise AgentLoadError(f"{label}: {chosen.__name__}() failed: {exc!r}") from exc
+        if agent.name is None:
+            agent.name = label
+        return agent
+    play = getattr(module, "play", None)
+    if callable(play):
+        take_row = getattr(module, "take_row", None)
+        return FunctionAgent(play, take_row if callable(take_row) else None, name=label)
+    raise AgentLoadError(
+        f"{label} has no bot: define a class derived from cow006.Agent or a function play(view)"
+    )
+
+
+def load_module(path: str | Path) -> ModuleType:
+    """Import a bot from a .py file, or from a folder holding bot.py (its folder on sys.path)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "bot.py"
+    if not p.is_file():
+        raise AgentLoadError(f"no bot file at {path}")
+    if p.suffix != ".py":
+        raise AgentLoadError(f"{path} is not a Python file (.py)")
+    folder = str(p.parent.resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module_name = f"cow006_bot_{abs(hash(str(p.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, p)
+    if spec is None or spec.loader is None:
+        raise AgentLoadError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise AgentLoadError(f"{path} has a syntax error at line {exc.lineno}: {exc.msg}") from exc
+    except Exception as exc:
+        raise AgentLoadError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def load_agent_file(path: str | Path) -> Agent:
+    """The agent defined in a bot file (see ``agent_from_module``)."""
+    return agent_from_module(load_module(path), name=Path(path).stem)

@@ -1,0 +1,240 @@
+"""The local runner: plays a match between agents and writes its log.
+
+It owns what the pure engine does not: asking agents for decisions, turning bad decisions
+and agent errors into faults with deterministic fallbacks, forfeiting a seat after too many
+faults, and recording everything as a ``cow006-match-1`` log.  Agents may be in-process
+``Agent`` objects or proxies of bot processes (``cow006.host``): the runner treats them alike.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from . import engine
+from .agent import Agent, MatchInfo
+from .cards import HAND_SIZE
+from .errors import IllegalMoveError, SetupError
+from .faults import MAX_FAULTS, BotFault, fallback_card, fallback_row
+from .log import FORMAT
+from .view import Table, View
+
+Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
+
+
+def agent_seeds(seed: int, n_players: int) -> list[int]:
+    """Per-seat seeds for the agents' own randomness, fixed by the match seed."""
+    rng = random.Random(f"cow006-agents/{seed}")
+    return [rng.getrandbits(63) for _ in range(n_players)]
+
+
+def _name(agent: Any, seat: int) -> str:
+    name = getattr(agent, "name", None)
+    return str(name) if name else f"{type(agent).__name__}#{seat}"
+
+
+def play_match(
+    agents: Sequence[Agent],
+    seed: int | None = None,
+    *,
+    names: Sequence[str] | None = None,
+    deals: Sequence[Deal] | None = None,
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Play one match between ``agents`` (seat order) and return its cow006-match-1 log.
+
+    ``seed`` fixes the deals and the agents' seeds (a random one is drawn and recorded if
+    None).  ``deals`` gives explicit (hands, rows) deals for the first rounds, for tests.
+    The match always completes: a seat whose agent misbehaves gets fallbacks.
+    """
+    return Match(agents, seed, names=names, deals=deals, settings=settings).run()
+
+
+class Match:
+    """One match in progress; ``run()`` plays it to the end."""
+
+    def __init__(
+        self,
+        agents: Sequence[Agent],
+        seed: int | None = None,
+        *,
+        names: Sequence[str] | None = None,
+        deals: Sequence[Deal] | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        n = len(agents)
+        engine.check_players(n)
+        if seed is None:
+            seed = random.SystemRandom().getrandbits(63)
+        if type(seed) is not int or seed < 0:
+            raise SetupError(f"a seed is a non-negative integer, not {seed!r}")
+        self.agents = list(agents)
+        self.seed = seed
+        self.names = list(names) if names is not None else [_name(a, i) for i, a in enumerate(agents)]
+        if len(self.names) != n:
+            raise SetupError(f"{len(self.names)} names given for {n} agents")
+        self.deals = list(deals or ())
+        self.settings = dict(settings or {})
+        self.rng = random.Random(seed)
+        self.state = engine.new_match(n)
+        self.faults: list[dict[str, Any]] = []
+        self.fault_count = [0] * n
+        self.forfeited = [False] * n
+        self.log: dict[str, Any] = {
+            "format": FORMAT,
+            "seed": seed,
+            "players": [{"seat": i, "agent": self.names[i]} for i in range(n)],
+            "rounds": [],
+            "scores": [],
+            "ranks": [],
+            "faults": self.faults,
+            "forfeited": [],
+        }
+        if self.settings:
+            self.log["settings"] = self.settings
+        self._starters: tuple[int, ...] = ()
+        self._revealed: tuple[tuple[int, ...], ...] = ()
+
+    # -- faults ----------------------------------------------------------------------------
+    def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
+        st = self.state
+        self.faults.append(
+            {"seat": seat, "round": st.round, "turn": st.turn, "kind": kind, "detail": detail[:500]}
+        )
+        self.fault_count[seat] += 1
+        if fatal or self.fault_count[seat] >= MAX_FAULTS:
+            self._forfeit(seat)
+
+    def _forfeit(self, seat: int) -> None:
+        if self.forfeited[seat]:
+            return
+        self.forfeited[seat] = True
+        close = getattr(self.agents[seat], "forfeit", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:  # a bot that fails while being shut down changes nothing
+                pass
+
+    def _guard(self, seat: int, exc: BaseException) -> None:
+        if isinstance(exc, BotFault):
+            self._fault(seat, exc.kind, exc.detail, exc.fatal)
+        elif isinstance(exc, IllegalMoveError):
+            self._fault(seat, exc.kind, str(exc))
+        else:
+            self._fault(seat, "exception", f"{type(exc).__name__}: {exc}")
+
+    def _notify(self, seat: int, hook: str, arg: Any) -> None:
+        if self.forfeited[seat]:
+            return
+        try:
+            getattr(self.agents[seat], hook)(arg)
+        except Exception as exc:
+            self._guard(seat, exc)
+
+    # -- decisions -------------------------------------------------------------------------
+    def _choose_row(self, seat: int, card: int) -> int:
+        st = self.state
+        if not self.forfeited[seat]:
+            table = Table(
+                tuple(map(tuple, st.rows)), tuple(st.scores), tuple(st.penalties),
+                self._revealed, self._starters, st.round, st.turn, st.n_players,
+            )
+            view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
+            try:
+                row = self.agents[seat].take_row(view)
+                return engine.check_row(seat, row)
+            except Exception as exc:
+                self._guard(seat, exc)
+        return fallback_row(st.rows)
+
+    def _play_turn(self) -> dict[str, Any]:
+        st = self.state
+        n = st.n_players
+        revealed = self._revealed
+        table = Table(
+            tuple(map(tuple, st.rows)), tuple(st.scores), tuple(st.penalties),
+            revealed, self._starters, st.round, st.turn, n,
+        )
+        hands = st.hands
+        agents = self.agents
+        forfeited = self.forfeited
+        cards: list[int] = []
+        for seat in range(n):
+            hand = hands[seat]
+            if not forfeited[seat]:
+                try:
+                    card = agents[seat].play(View(seat, tuple(hand), table))
+                    if type(card) is int and card in hand:
+                        cards.append(card)
+                        continue
+                    engine.check_card(st, seat, card)
+                except Exception as exc:
+                    self._guard(seat, exc)
+            cards.append(fallback_card(hand))
+        takes = engine.play_turn(st, cards, self._choose_row, checked=True)
+        self._revealed = (*revealed, tuple(cards))
+        return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
+
+    # -- the match -------------------------------------------------------------------------
+    def _deal(self) -> Deal:
+        r = self.state.round + 1
+        if r < len(self.deals):
+            return self.deals[r]
+        return engine.deal(self.rng, self.state.n_players)
+
+    def play_round(self) -> dict[str, Any]:
+        st = self.state
+        hands, rows = self._deal()
+        engine.start_round(st, hands, rows)
+        self._starters = tuple(r[0] for r in st.rows)
+        self._revealed = ()
+        entry: dict[str, Any] = {
+            "rows": [r[:] for r in st.rows],
+            "hands": [h[:] for h in st.hands],
+            "turns": [],
+        }
+        n = st.n_players
+        if self._wants("on_round_start"):
+            table = Table(
+                tuple(map(tuple, st.rows)), tuple(st.scores), tuple(st.penalties),
+                (), self._starters, st.round, st.turn, n,
+            )
+            for seat in range(n):
+                self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
+        turns = entry["turns"]
+        for _ in range(HAND_SIZE):
+            turns.append(self._play_turn())
+        entry["penalties"] = engine.finish_round(st)
+        if self._wants("on_round_end"):
+            for seat in range(n):
+                self._notify(seat, "on_round_end", entry)
+        return entry
+
+    def _wants(self, hook: str) -> bool:
+        """Whether any agent overrides a notification hook (skipping no-ops keeps it fast)."""
+        base = getattr(Agent, hook)
+        return any(getattr(type(a), hook, base) is not base for a in self.agents)
+
+    def run(self) -> dict[str, Any]:
+        st = self.state
+        n = st.n_players
+        seeds = agent_seeds(self.seed, n)
+        names = tuple(self.names)
+        for seat in range(n):
+            info = MatchInfo(seat, n, seeds[seat], names, self.settings)
+            self._notify(seat, "on_match_start", info)
+        rounds = self.log["rounds"]
+        while True:
+            rounds.append(self.play_round())
+            if st.match_over:
+                break
+        self.log["scores"] = list(st.scores)
+        self.log["ranks"] = engine.ranks(st.scores)
+        self.log["forfeited"] = [s for s in range(n) if self.forfeited[s]]
+        result = {"scores": self.log["scores"], "ranks": self.log["ranks"]}
+        for seat in range(n):
+            self._notify(seat, "on_match_end", result)
+        return self.log
+

@@ -1,0 +1,267 @@
+"""What one seat may see: its own hand, the table, the totals and this round's reveals.
+
+A ``View`` never holds another seat's hand or the undealt cards.  It is a read-only snapshot
+made of tuples, so an agent can keep it and cannot change the match through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .cards import DECK_SIZE, HEADS, ROW_LIMIT
+from .engine import State, cheapest_row
+
+Rows = tuple[tuple[int, ...], ...]
+
+
+class Table:
+    """The public part of a view, shared by every seat's view of the same moment."""
+
+    __slots__ = ("n_players", "penalties", "revealed", "round", "rows", "scores", "starters", "turn")
+
+    def __init__(
+        self,
+        rows: Rows,
+        scores: tuple[int, ...],
+        penalties: tuple[int, ...],
+        revealed: tuple[tuple[int, ...], ...],
+        starters: tuple[int, ...],
+        round: int,
+        turn: int,
+        n_players: int,
+    ) -> None:
+        self.rows = rows
+        self.scores = scores
+        self.penalties = penalties
+        self.revealed = revealed
+        self.starters = starters
+        self.round = round
+        self.turn = turn
+        self.n_players = n_players
+
+
+class View:
+    """One seat's view of the match at the moment it is asked to decide.
+
+    Attributes (the first four are a fixed contract):
+      hand        this seat's cards, ascending
+      rows        the 4 rows, oldest card first (row index 0..3)
+      seat        this seat's index, 0-based
+      scores      every seat's total from the finished rounds
+      penalties   every seat's heads taken so far in this round
+      revealed    this round's resolved turns: one tuple per turn, the card of each seat
+      starters    the 4 cards that started the rows this round
+      round       0-based round number;  turn: 0-based turn number within the round (0..9)
+      n_players   number of seats
+      time_left   seconds this seat may still spend on this decision (None: not limited)
+      card        in ``take_row``: the card you are placing, which is below every row end;
+                  in ``play``: None
+      current     in ``take_row``: the cards revealed in this turn, by seat (else None)
+    """
+
+    __slots__ = ("card", "current", "hand", "seat", "table", "time_left")
+
+    def __init__(
+        self,
+        seat: int,
+        hand: tuple[int, ...],
+        table: Table,
+        time_left: float | None = None,
+        card: int | None = None,
+        current: tuple[int, ...] | None = None,
+    ) -> None:
+        self.seat = seat
+        self.hand = hand
+        self.table = table
+        self.time_left = time_left
+        self.card = card
+        self.current = current
+
+    # The shared table, read through properties so making a view stays cheap.
+    @property
+    def rows(self) -> Rows:
+        return self.table.rows
+
+    @property
+    def scores(self) -> tuple[int, ...]:
+        return self.table.scores
+
+    @property
+    def penalties(self) -> tuple[int, ...]:
+        return self.table.penalties
+
+    @property
+    def revealed(self) -> tuple[tuple[int, ...], ...]:
+        return self.table.revealed
+
+    @property
+    def starters(self) -> tuple[int, ...]:
+        return self.table.starters
+
+    @property
+    def round(self) -> int:
+        return self.table.round
+
+    @property
+    def turn(self) -> int:
+        return self.table.turn
+
+    @property
+    def n_players(self) -> int:
+        return self.table.n_players
+
+    def __repr__(self) -> str:
+        return (
+            f"View(seat={self.seat}, round={self.round}, turn={self.turn}, hand={self.hand}, "
+            f"rows={self.rows}, scores={self.scores})"
+        )
+
+    # -- the table -------------------------------------------------------------------------
+    def row_heads(self, row: int | None = None) -> Any:
+        """Heads in row ``row``; with no argument, a list of the heads of all 4 rows.
+
+        So ``min(range(4), key=view.row_heads)`` picks the cheapest row to take.
+        """
+        if row is None:
+            return [sum(HEADS[c] for c in r) for r in self.rows]
+        return sum(HEADS[c] for c in self.rows[row])
+
+    @property
+    def row_ends(self) -> tuple[int, ...]:
+        """The last card of each row: the only card that decides where a card goes."""
+        return tuple(r[-1] for r in self.rows)
+
+    @property
+    def my_score(self) -> int:
+        return self.scores[self.seat]
+
+    def target_row(self, card: int) -> int:
+        """The row ``card`` would go to on the current rows, or -1 if below every end."""
+        best, best_end = -1, 0
+        for i, r in enumerate(self.rows):
+            end = r[-1]
+            if best_end < end < card:
+                best, best_end = i, end
+        return best
+
+    def simulate(self, card: int, row_choice: int | None = None) -> tuple[int, int, Rows]:
+        """Place ``card`` alone on the current rows: (row, heads taken, rows after).
+
+        A card below every end takes ``row_choice`` (default: the row with fewest heads).
+        Other cards revealed in the same turn are not known in advance, so this is the
+        outcome if every other card of the turn goes elsewhere or later.
+        """
+        rows = [list(r) for r in self.rows]
+        row = self.target_row(card)
+        taken: list[int] = []
+        if row < 0:
+            row = row_choice if row_choice is not None else self.cheapest_row()
+            taken, rows[row] = rows[row], [card]
+        elif len(rows[row]) >= ROW_LIMIT:
+            taken, rows[row] = rows[row], [card]
+        else:
+            rows[row].append(card)
+        return row, sum(HEADS[c] for c in taken), tuple(tuple(r) for r in rows)
+
+    def cheapest_row(self) -> int:
+        """The row with the fewest heads (ties: fewer cards, then the lower index)."""
+        return cheapest_row(self.table.rows)
+
+    # -- what is known about the cards -----------------------------------------------------
+    def seen(self) -> set[int]:
+        """Cards this seat has seen this round: its hand, the starters and every reveal."""
+        out = set(self.hand)
+        out.update(self.starters)
+        for turn in self.revealed:
+            out.update(turn)
+        if self.current:
+            out.update(self.current)
+        for r in self.rows:
+            out.update(r)
+        return out
+
+    def unseen(self) -> list[int]:
+        """Cards that are in another hand or were never dealt this round, ascending."""
+        seen = self.seen()
+        return [c for c in range(1, DECK_SIZE + 1) if c not in seen]
+
+    # -- the wire form ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "seat": self.seat,
+            "hand": list(self.hand),
+            "rows": [list(r) for r in self.rows],
+            "scores": list(self.scores),
+            "penalties": list(self.penalties),
+            "revealed": [list(t) for t in self.revealed],
+            "starters": list(self.starters),
+            "round": self.round,
+            "turn": self.turn,
+            "n_players": self.n_players,
+            "time_left": self.time_left,
+        }
+        if self.card is not None:
+            d["card"] = self.card
+            d["current"] = list(self.current or ())
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> View:
+        current = d.get("current")
+        table = Table(
+            rows=tuple(tuple(r) for r in d["rows"]),
+            scores=tuple(d["scores"]),
+            penalties=tuple(d["penalties"]),
+            revealed=tuple(tuple(t) for t in d["revealed"]),
+            starters=tuple(d.get("starters", ())),
+            round=d["round"],
+            turn=d["turn"],
+            n_players=d["n_players"],
+        )
+        return cls(
+            seat=d["seat"],
+            hand=tuple(d["hand"]),
+            table=table,
+            time_left=d.get("time_left"),
+            card=d.get("card"),
+            current=tuple(current) if current is not None else None,
+        )
+
+
+def observe(
+    state: State,
+    seat: int,
+    starters: Sequence[int],
+    *,
+    time_left: float | None = None,
+    card: int | None = None,
+) -> View:
+    """The view of ``seat``; with ``card`` set, the view for a take-row decision mid-turn.
+
+    During resolution the last entry of ``state.revealed`` is the turn being resolved: it is
+    shown as ``current`` and not in ``revealed``.
+    """
+    revealed = state.revealed
+    current = None
+    if card is not None:
+        current = tuple(revealed[-1])
+        revealed = revealed[:-1]
+    table = Table(
+        rows=tuple(tuple(r) for r in state.rows),
+        scores=tuple(state.scores),
+        penalties=tuple(state.penalties),
+        revealed=tuple(tuple(t) for t in revealed),
+        starters=tuple(starters),
+        round=state.round,
+        turn=state.turn,
+        n_players=state.n_players,
+    )
+    return View(
+        seat=seat,
+        hand=tuple(state.hands[seat]),
+        table=table,
+        time_left=time_left,
+        card=card,
+        current=current,
+    )
