@@ -19,8 +19,13 @@ import time
 
 from cow006 import Agent, play_match
 
-HEADS = (0, *(7 if c == 55 else 5 if c % 11 == 0 else 3 if c % 10 == 0 else 2 if c % 5 == 0 else 1
-              for c in range(1, 105)))
+HEADS = (
+    0,
+    *(
+        7 if c == 55 else 5 if c % 11 == 0 else 3 if c % 10 == 0 else 2 if c % 5 == 0 else 1
+        for c in range(1, 105)
+    ),
+)
 
 
 class RandomAgent(Agent):
@@ -108,8 +113,9 @@ def main() -> int:
     else:
         print(f"play_match, 4 random agents : {out['play_match_per_s']:>7} matches/s (median)")
         print(f"inline reference loop       : {out['reference_per_s']:>7} matches/s (median)")
-        print(f"ratio play_match/reference  : {out['ratio']:>7}   (target >= 0.5; "
-              f">= 2500 matches/s)")
+        print(
+            f"ratio play_match/reference  : {out['ratio']:>7}   (target >= 0.5; >= 2500 matches/s)"
+        )
     ok = out["play_match_per_s"] >= 2500 and out["ratio"] >= 0.5
     return 0 if ok else 1
 

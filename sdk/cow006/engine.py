@@ -8,6 +8,7 @@ moment a card lower than every row end is resolved, after the lower cards of the
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,9 +65,7 @@ class State:
 
 def check_players(n_players: int) -> None:
     if not isinstance(n_players, int) or not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
-        raise SetupError(
-            f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n_players}"
-        )
+        raise SetupError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n_players}")
 
 
 def new_match(n_players: int, scores: Sequence[int] | None = None) -> State:
@@ -127,7 +126,7 @@ def start_round(
         limit = ROW_LIMIT if position else 1
         if not 1 <= len(r) <= limit:
             raise SetupError(f"row {i} has {len(r)} cards; it must have 1 to {limit}")
-        if any(a >= b for a, b in zip(r, r[1:], strict=False)):
+        if any(a >= b for a, b in itertools.pairwise(r)):
             raise SetupError(f"row {i} is not ascending: {r}")
     everything = [c for h in new_hands for c in h] + [c for r in new_rows for c in r]
     if len(set(everything)) != len(everything):

@@ -68,7 +68,9 @@ def iter_turns(log: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]]]
 def verify(log: Any) -> None:
     """Replay a log from its deals and decisions; raise LogError at the first inconsistency."""
     _need(isinstance(log, dict), "log", "a match log is a JSON object")
-    _need(log.get("format") == FORMAT, "format", f"expected {FORMAT!r}, found {log.get('format')!r}")
+    _need(
+        log.get("format") == FORMAT, "format", f"expected {FORMAT!r}, found {log.get('format')!r}"
+    )
     _need(type(log.get("seed")) is int, "seed", "expected an integer")
     players = log.get("players")
     _need(isinstance(players, list), "players", "expected a list")
@@ -83,7 +85,9 @@ def verify(log: Any) -> None:
     for r, rnd in enumerate(rounds):
         where = f"rounds[{r}]"
         _need(isinstance(rnd, dict), where, "expected an object")
-        _need(not state.match_over, where, f"the match should have ended: a total reached {END_SCORE}")
+        _need(
+            not state.match_over, where, f"the match should have ended: a total reached {END_SCORE}"
+        )
         rows = rnd.get("rows")
         hands = rnd.get("hands")
         _need(isinstance(rows, list) and len(rows) == N_ROWS, f"{where}.rows", "expected 4 rows")
@@ -97,21 +101,39 @@ def verify(log: Any) -> None:
         except Cow006Error as exc:
             raise LogError(f"{where}: {exc}") from None
         turns = rnd.get("turns")
-        _need(isinstance(turns, list) and len(turns) == HAND_SIZE, f"{where}.turns", "expected 10 turns")
+        _need(
+            isinstance(turns, list) and len(turns) == HAND_SIZE,
+            f"{where}.turns",
+            "expected 10 turns",
+        )
         for t, turn in enumerate(turns):
             _verify_turn(state, turn, f"{where}.turns[{t}]")
         penalties = engine.finish_round(state)
-        _need(rnd.get("penalties") == penalties, f"{where}.penalties",
-              f"expected {penalties}, found {rnd.get('penalties')}")
+        _need(
+            rnd.get("penalties") == penalties,
+            f"{where}.penalties",
+            f"expected {penalties}, found {rnd.get('penalties')}",
+        )
     _need(state.match_over, "rounds", f"the match ended before any total reached {END_SCORE}")
-    _need(log.get("scores") == state.scores, "scores", f"expected {state.scores}, found {log.get('scores')}")
+    _need(
+        log.get("scores") == state.scores,
+        "scores",
+        f"expected {state.scores}, found {log.get('scores')}",
+    )
     expected_ranks = engine.ranks(state.scores)
-    _need(log.get("ranks") == expected_ranks, "ranks", f"expected {expected_ranks}, found {log.get('ranks')}")
+    _need(
+        log.get("ranks") == expected_ranks,
+        "ranks",
+        f"expected {expected_ranks}, found {log.get('ranks')}",
+    )
     faults = log.get("faults", [])
     _need(isinstance(faults, list), "faults", "expected a list")
     for i, f in enumerate(faults):
-        _need(isinstance(f, dict) and type(f.get("seat")) is int and 0 <= f["seat"] < n,
-              f"faults[{i}]", "expected an object with a valid seat")
+        _need(
+            isinstance(f, dict) and type(f.get("seat")) is int and 0 <= f["seat"] < n,
+            f"faults[{i}]",
+            "expected an object with a valid seat",
+        )
         _need(isinstance(f.get("kind"), str), f"faults[{i}]", "expected a kind")
 
 
@@ -130,8 +152,10 @@ def _verify_turn(state: engine.State, turn: Any, where: str) -> None:
 
     def choose_row(seat: int, card: int) -> int:
         if seat not in choices:
-            raise LogError(f"{where}: card {card} of seat {seat} is below every row end, "
-                           "but no 'lowest' take records its row")
+            raise LogError(
+                f"{where}: card {card} of seat {seat} is below every row end, "
+                "but no 'lowest' take records its row"
+            )
         return choices[seat]
 
     try:
@@ -141,4 +165,8 @@ def _verify_turn(state: engine.State, turn: Any, where: str) -> None:
     except Cow006Error as exc:
         raise LogError(f"{where}: {exc}") from None
     _need(takes == replayed, f"{where}.takes", f"expected {replayed}, found {takes}")
-    _need(turn.get("rows") == state.rows, f"{where}.rows", f"expected {state.rows}, found {turn.get('rows')}")
+    _need(
+        turn.get("rows") == state.rows,
+        f"{where}.rows",
+        f"expected {state.rows}, found {turn.get('rows')}",
+    )

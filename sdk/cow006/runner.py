@@ -71,7 +71,9 @@ class Match:
             raise SetupError(f"a seed is a non-negative integer, not {seed!r}")
         self.agents = list(agents)
         self.seed = seed
-        self.names = list(names) if names is not None else [_name(a, i) for i, a in enumerate(agents)]
+        self.names = (
+            list(names) if names is not None else [_name(a, i) for i, a in enumerate(agents)]
+        )
         if len(self.names) != n:
             raise SetupError(f"{len(self.names)} names given for {n} agents")
         self.deals = list(deals or ())
@@ -138,8 +140,14 @@ class Match:
         st = self.state
         if not self.forfeited[seat]:
             table = Table(
-                tuple(map(tuple, st.rows)), tuple(st.scores), tuple(st.penalties),
-                self._revealed, self._starters, st.round, st.turn, st.n_players,
+                tuple(map(tuple, st.rows)),
+                tuple(st.scores),
+                tuple(st.penalties),
+                self._revealed,
+                self._starters,
+                st.round,
+                st.turn,
+                st.n_players,
             )
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
@@ -154,8 +162,14 @@ class Match:
         n = st.n_players
         revealed = self._revealed
         table = Table(
-            tuple(map(tuple, st.rows)), tuple(st.scores), tuple(st.penalties),
-            revealed, self._starters, st.round, st.turn, n,
+            tuple(map(tuple, st.rows)),
+            tuple(st.scores),
+            tuple(st.penalties),
+            revealed,
+            self._starters,
+            st.round,
+            st.turn,
+            n,
         )
         hands = st.hands
         agents = self.agents
@@ -198,8 +212,14 @@ class Match:
         n = st.n_players
         if self._wants("on_round_start"):
             table = Table(
-                tuple(map(tuple, st.rows)), tuple(st.scores), tuple(st.penalties),
-                (), self._starters, st.round, st.turn, n,
+                tuple(map(tuple, st.rows)),
+                tuple(st.scores),
+                tuple(st.penalties),
+                (),
+                self._starters,
+                st.round,
+                st.turn,
+                n,
             )
             for seat in range(n):
                 self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
@@ -237,4 +257,3 @@ class Match:
         for seat in range(n):
             self._notify(seat, "on_match_end", result)
         return self.log
-

@@ -18,7 +18,16 @@ Rows = tuple[tuple[int, ...], ...]
 class Table:
     """The public part of a view, shared by every seat's view of the same moment."""
 
-    __slots__ = ("n_players", "penalties", "revealed", "round", "rows", "scores", "starters", "turn")
+    __slots__ = (
+        "n_players",
+        "penalties",
+        "revealed",
+        "round",
+        "rows",
+        "scores",
+        "starters",
+        "turn",
+    )
 
     def __init__(
         self,
