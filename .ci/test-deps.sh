@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# What the tests need beyond Python packages: node (for the JavaScript example bot).
+# Installs missing system packages with apt when running as root; otherwise says what to do.
+set -euo pipefail
+
+need=()
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+
+if ((${#need[@]})); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "missing system packages: ${need[*]} (install them, or the tests that need them skip)" >&2
+  fi
+fi
