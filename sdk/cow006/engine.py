@@ -100,13 +100,24 @@ def start_round(
     rows: Sequence[Sequence[int]],
     *,
     position: bool = False,
+    checked: bool = False,
 ) -> None:
     """Begin a round from an explicit deal (10 cards per hand, 4 one-card rows).
 
     With ``position=True`` any legal position is accepted instead: rows of 1 to 5 ascending
-    cards and hands of equal size 1..10, for tests and puzzles.
+    cards and hands of equal size 1..10, for tests and puzzles.  ``checked=True`` skips the
+    validation, for a deal that ``deal`` has just made.
     """
     n = state.n_players
+    if checked:
+        state.round += 1
+        state.turn = 0
+        state.hands = [list(h) for h in hands]
+        state.rows = [list(r) for r in rows]
+        state.piles = [[] for _ in range(n)]
+        state.penalties = [0] * n
+        state.revealed = []
+        return
     if len(hands) != n:
         raise SetupError(f"{len(hands)} hands given for {n} players")
     if len(rows) != N_ROWS:
@@ -226,11 +237,31 @@ def place(state: State, seat: int, card: int, choose_row: ChooseRow) -> Take | N
 def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[Take]:
     """Place the revealed cards of this turn in ascending order; ends the turn."""
     cards = state.revealed[-1]
+    rows = state.rows
     takes = []
     for seat in order:
-        take = place(state, seat, cards[seat], choose_row)
-        if take is not None:
-            takes.append(take)
+        card = cards[seat]
+        best = -1
+        best_end = 0
+        for i, row in enumerate(rows):
+            end = row[-1]
+            if best_end < end < card:
+                best = i
+                best_end = end
+        if best >= 0:
+            row = rows[best]
+            if len(row) < ROW_LIMIT:
+                row.append(card)
+                continue
+            reason = "sixth"
+        else:
+            best = check_row(seat, choose_row(seat, card))
+            reason = "lowest"
+        taken = rows[best]
+        rows[best] = [card]
+        state.penalties[seat] += sum(map(HEADS.__getitem__, taken))
+        state.piles[seat].extend(taken)
+        takes.append({"seat": seat, "row": best, "cards": taken, "reason": reason})
     state.turn += 1
     return takes
 

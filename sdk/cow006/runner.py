@@ -95,6 +95,8 @@ class Match:
         }
         if self.settings:
             self.log["settings"] = self.settings
+        self._plays = [a.play for a in self.agents]
+        self._default_take_row = [type(a).take_row is Agent.take_row for a in self.agents]
         self._starters: tuple[int, ...] = ()
         self._revealed: tuple[tuple[int, ...], ...] = ()
 
@@ -138,6 +140,9 @@ class Match:
     # -- decisions -------------------------------------------------------------------------
     def _choose_row(self, seat: int, card: int) -> int:
         st = self.state
+        if self._default_take_row[seat]:
+            # Agent.take_row takes the cheapest row, exactly the fallback: skip the view.
+            return fallback_row(st.rows)
         if not self.forfeited[seat]:
             table = Table(
                 tuple(map(tuple, st.rows)),
@@ -152,6 +157,10 @@ class Match:
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
+                if type(row) is not int:
+                    raise BotFault(
+                        "bad_type", f"seat {seat} chose row {row!r}, which is not an integer"
+                    )
                 return engine.check_row(seat, row)
             except Exception as exc:
                 self._guard(seat, exc)
@@ -172,36 +181,39 @@ class Match:
             n,
         )
         hands = st.hands
-        agents = self.agents
+        plays = self._plays
         forfeited = self.forfeited
         cards: list[int] = []
         for seat in range(n):
             hand = hands[seat]
             if not forfeited[seat]:
                 try:
-                    card = agents[seat].play(View(seat, tuple(hand), table))
+                    card = plays[seat](View(seat, tuple(hand), table))
                     if type(card) is int and card in hand:
                         cards.append(card)
                         continue
+                    if type(card) is not int:
+                        raise BotFault(
+                            "bad_type", f"seat {seat} played {card!r}, which is not an integer"
+                        )
                     engine.check_card(st, seat, card)
                 except Exception as exc:
                     self._guard(seat, exc)
             cards.append(fallback_card(hand))
         takes = engine.play_turn(st, cards, self._choose_row, checked=True)
         self._revealed = (*revealed, tuple(cards))
-        return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
+        return {"cards": cards, "takes": takes, "rows": [r[:] for r in st.rows]}
 
     # -- the match -------------------------------------------------------------------------
-    def _deal(self) -> Deal:
-        r = self.state.round + 1
-        if r < len(self.deals):
-            return self.deals[r]
-        return engine.deal(self.rng, self.state.n_players)
-
     def play_round(self) -> dict[str, Any]:
         st = self.state
-        hands, rows = self._deal()
-        engine.start_round(st, hands, rows)
+        r = st.round + 1
+        if r < len(self.deals):
+            hands, rows = self.deals[r]
+            engine.start_round(st, hands, rows)
+        else:
+            hands, rows = engine.deal(self.rng, st.n_players)
+            engine.start_round(st, hands, rows, checked=True)
         self._starters = tuple(r[0] for r in st.rows)
         self._revealed = ()
         entry: dict[str, Any] = {
