@@ -17,7 +17,7 @@ venv: $(STAMP)
 
 # The main job.  Until the platform exists: a local demo tournament of the built-in bots.
 run: $(STAMP)
-	$(VENV)/bin/cow006 tournament builtin:best builtin:random builtin:lowest builtin:greedy \
+	$(VENV)/bin/cow006 tournament builtin:best builtin:greedy builtin:safe builtin:random \
 		--matches $${MATCHES:-100} --players 4 --jobs $${JOBS:-2} --out var/demo --seed 1
 
 test: $(STAMP)

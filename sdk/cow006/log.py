@@ -15,6 +15,7 @@ from typing import Any
 from . import engine
 from .cards import DECK_SIZE, END_SCORE, HAND_SIZE, N_ROWS
 from .errors import Cow006Error, LogError
+from .faults import FAULT_KINDS
 
 FORMAT = "cow006-match-1"
 
@@ -134,7 +135,20 @@ def verify(log: Any) -> None:
             f"faults[{i}]",
             "expected an object with a valid seat",
         )
-        _need(isinstance(f.get("kind"), str), f"faults[{i}]", "expected a kind")
+        _need(f.get("kind") in FAULT_KINDS, f"faults[{i}]", f"unknown fault kind {f.get('kind')!r}")
+        _need(
+            type(f.get("round")) is int and 0 <= f["round"] < len(rounds),
+            f"faults[{i}]",
+            "round out of range",
+        )
+    forfeited = log.get("forfeited", [])
+    _need(
+        isinstance(forfeited, list)
+        and all(type(s) is int and 0 <= s < n for s in forfeited)
+        and len(set(forfeited)) == len(forfeited),
+        "forfeited",
+        "expected distinct seats",
+    )
 
 
 def _verify_turn(state: engine.State, turn: Any, where: str) -> None:

@@ -104,7 +104,14 @@ class Match:
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
         st = self.state
         self.faults.append(
-            {"seat": seat, "round": st.round, "turn": st.turn, "kind": kind, "detail": detail[:500]}
+            {
+                "seat": seat,
+                # a fault before the first deal (at start-up) is filed under round 0, turn 0
+                "round": max(st.round, 0),
+                "turn": st.turn if st.round >= 0 else 0,
+                "kind": kind,
+                "detail": detail[:500],
+            }
         )
         self.fault_count[seat] += 1
         if fatal or self.fault_count[seat] >= MAX_FAULTS:
@@ -134,7 +141,7 @@ class Match:
             return
         try:
             getattr(self.agents[seat], hook)(arg)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             self._guard(seat, exc)
 
     # -- decisions -------------------------------------------------------------------------
@@ -162,7 +169,7 @@ class Match:
                         "bad_type", f"seat {seat} chose row {row!r}, which is not an integer"
                     )
                 return engine.check_row(seat, row)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._guard(seat, exc)
         return fallback_row(st.rows)
 
@@ -197,7 +204,7 @@ class Match:
                             "bad_type", f"seat {seat} played {card!r}, which is not an integer"
                         )
                     engine.check_card(st, seat, card)
-                except Exception as exc:
+                except (Exception, SystemExit) as exc:
                     self._guard(seat, exc)
             cards.append(fallback_card(hand))
         takes = engine.play_turn(st, cards, self._choose_row, checked=True)

@@ -7,7 +7,7 @@ made of tuples, so an agent can keep it and cannot change the match through it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cards import DECK_SIZE, HEADS, ROW_LIMIT
 from .engine import State, cheapest_row
@@ -15,39 +15,20 @@ from .engine import State, cheapest_row
 Rows = tuple[tuple[int, ...], ...]
 
 
-class Table:
-    """The public part of a view, shared by every seat's view of the same moment."""
+class Table(NamedTuple):
+    """The public part of a view, shared by every seat's view of the same moment.
 
-    __slots__ = (
-        "n_players",
-        "penalties",
-        "revealed",
-        "round",
-        "rows",
-        "scores",
-        "starters",
-        "turn",
-    )
+    A tuple, so one seat's agent cannot change what the next seat sees.
+    """
 
-    def __init__(
-        self,
-        rows: Rows,
-        scores: tuple[int, ...],
-        penalties: tuple[int, ...],
-        revealed: tuple[tuple[int, ...], ...],
-        starters: tuple[int, ...],
-        round: int,
-        turn: int,
-        n_players: int,
-    ) -> None:
-        self.rows = rows
-        self.scores = scores
-        self.penalties = penalties
-        self.revealed = revealed
-        self.starters = starters
-        self.round = round
-        self.turn = turn
-        self.n_players = n_players
+    rows: Rows
+    scores: tuple[int, ...]
+    penalties: tuple[int, ...]
+    revealed: tuple[tuple[int, ...], ...]
+    starters: tuple[int, ...]
+    round: int
+    turn: int
+    n_players: int
 
 
 class View:

@@ -1,0 +1,370 @@
+"""The local runner: the play_match contract, faults with their fallbacks, forfeits, explicit
+deals, plain-function bots and the number of players."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from cow006 import (
+    FORMAT,
+    Agent,
+    FunctionAgent,
+    MatchInfo,
+    SetupError,
+    View,
+    agent_from_module,
+    engine,
+    play_match,
+    verify,
+)
+from cow006.runner import agent_seeds
+
+Log = dict[str, Any]
+MakeAgents = Callable[[int], list[Agent]]
+LOG_KEYS = {"format", "seed", "players", "rounds", "scores", "ranks", "faults", "forfeited"}
+
+# A deal where seat 0 holds 1 (below every row end) and plays it first when playing low.
+LOW_DEAL = (
+    [list(range(1, 11)), list(range(11, 21))],
+    [[30], [44], [52], [60]],  # 3, 5, 1 and 3 heads: the cheapest row is row 2
+)
+
+
+class Max(Agent):
+    def play(self, view: View) -> int:
+        return max(view.hand)
+
+
+class Min(Agent):
+    def play(self, view: View) -> int:
+        return min(view.hand)
+
+
+class Scripted(Agent):
+    """Plays its lowest card and takes the cheapest row, except for scripted replies:
+    ``plays``/``rows`` map (round, turn) to a value to return or an exception to raise."""
+
+    def __init__(
+        self,
+        plays: dict[tuple[int, int], Any] | None = None,
+        rows: dict[tuple[int, int], Any] | None = None,
+    ) -> None:
+        self.plays = plays or {}
+        self.rows = rows or {}
+        self.asked: list[tuple[str, int, int]] = []
+        self.forfeits = 0
+
+    def _reply(self, script: dict[tuple[int, int], Any], view: View, default: int) -> Any:
+        reply = script.get((view.round, view.turn), default)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply(view) if callable(reply) else reply
+
+    def play(self, view: View) -> int:
+        self.asked.append(("play", view.round, view.turn))
+        return self._reply(self.plays, view, min(view.hand))
+
+    def take_row(self, view: View) -> int:
+        self.asked.append(("take_row", view.round, view.turn))
+        return self._reply(self.rows, view, view.cheapest_row())
+
+    def forfeit(self) -> None:
+        self.forfeits += 1
+
+
+def hand_at(log: Log, seat: int, r: int, t: int) -> list[int]:
+    rnd = log["rounds"][r]
+    played = {turn["cards"][seat] for turn in rnd["turns"][:t]}
+    return sorted(set(rnd["hands"][seat]) - played)
+
+
+def rows_before(log: Log, r: int, t: int) -> list[list[int]]:
+    rnd = log["rounds"][r]
+    return rnd["rows"] if t == 0 else rnd["turns"][t - 1]["rows"]
+
+
+# -- the contract ---------------------------------------------------------------------------
+
+
+def test_play_match_returns_a_cow006_match_1_log(random_agents: MakeAgents) -> None:
+    log = play_match(random_agents(4), seed=123)
+    assert set(log) == LOG_KEYS
+    assert log["format"] == FORMAT == "cow006-match-1"
+    assert log["seed"] == 123
+    assert log["players"] == [{"seat": i, "agent": f"RandomAgent#{i}"} for i in range(4)]
+    assert log["faults"] == [] and log["forfeited"] == []
+    assert len(log["scores"]) == len(log["ranks"]) == 4
+    assert max(log["scores"]) >= 66
+    assert log["ranks"] == engine.ranks(log["scores"])
+    for rnd in log["rounds"]:
+        assert set(rnd) == {"rows", "hands", "turns", "penalties"}
+        assert len(rnd["turns"]) == 10
+        for turn in rnd["turns"]:
+            assert set(turn) == {"cards", "takes", "rows"}
+            for take in turn["takes"]:
+                assert set(take) == {"seat", "row", "cards", "reason"}
+                assert take["reason"] in {"sixth", "lowest"}
+    verify(log)
+
+
+def test_a_match_without_a_seed_records_the_one_it_drew(random_agents: MakeAgents) -> None:
+    log = play_match(random_agents(3))
+    assert type(log["seed"]) is int and log["seed"] >= 0
+    assert play_match(random_agents(3), seed=log["seed"]) == log
+
+
+def test_the_same_seed_replays_the_same_match(random_agents: MakeAgents) -> None:
+    assert play_match(random_agents(5), seed=9) == play_match(random_agents(5), seed=9)
+    assert play_match(random_agents(5), seed=9) != play_match(random_agents(5), seed=10)
+
+
+def test_names_and_settings_are_recorded() -> None:
+    log = play_match([Max(), Min()], seed=1, names=["alice", "bob"], settings={"time": 1.0})
+    assert log["players"] == [{"seat": 0, "agent": "alice"}, {"seat": 1, "agent": "bob"}]
+    assert log["settings"] == {"time": 1.0}
+    verify(log)
+    with pytest.raises(SetupError, match="1 names given for 2 agents"):
+        play_match([Max(), Min()], seed=1, names=["alice"])
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "7", True])
+def test_a_bad_seed_is_a_setup_error(seed: Any) -> None:
+    with pytest.raises(SetupError, match="seed"):
+        play_match([Max(), Min()], seed=seed)
+
+
+@pytest.mark.parametrize("n", [0, 1, 11])
+def test_one_or_eleven_players_is_a_setup_error(n: int) -> None:
+    with pytest.raises(SetupError, match="2 to 10 players"):
+        play_match([Max() for _ in range(n)], seed=1)
+
+
+@pytest.mark.parametrize("n", [2, 10])
+def test_two_and_ten_players_play_whole_matches(random_agents: MakeAgents, n: int) -> None:
+    log = play_match(random_agents(n), seed=77)
+    verify(log)
+    assert len(log["players"]) == n
+    for rnd in log["rounds"]:
+        dealt = [c for h in rnd["hands"] for c in h] + [row[0] for row in rnd["rows"]]
+        assert len(set(dealt)) == len(dealt) == 10 * n + 4
+        if n == 10:
+            assert sorted(dealt) == list(range(1, 105))
+
+
+def test_hooks_get_the_match_info_rounds_and_result() -> None:
+    class Hooked(Min):
+        def __init__(self) -> None:
+            self.events: list[tuple[str, Any]] = []
+
+        def on_match_start(self, info: MatchInfo) -> None:
+            self.events.append(("start", info))
+
+        def on_round_start(self, view: View) -> None:
+            self.events.append(("round", (view.round, view.turn, len(view.hand))))
+
+        def on_round_end(self, result: dict[str, Any]) -> None:
+            self.events.append(("round_end", result["penalties"]))
+
+        def on_match_end(self, result: dict[str, Any]) -> None:
+            self.events.append(("end", result))
+
+    agents = [Hooked(), Hooked(), Hooked()]
+    log = play_match(agents, seed=31, names=["a", "b", "c"])
+    seeds = agent_seeds(31, 3)
+    assert len(set(seeds)) == 3
+    for seat, agent in enumerate(agents):
+        kind, info = agent.events[0]
+        assert kind == "start"
+        assert info == MatchInfo(seat, 3, seeds[seat], ("a", "b", "c"), {})
+        rounds = [e for e in agent.events if e[0] == "round"]
+        assert rounds == [("round", (r, 0, 10)) for r in range(len(log["rounds"]))]
+        ends = [e[1] for e in agent.events if e[0] == "round_end"]
+        assert ends == [rnd["penalties"] for rnd in log["rounds"]]
+        assert agent.events[-1] == ("end", {"scores": log["scores"], "ranks": log["ranks"]})
+
+
+# -- explicit deals ---------------------------------------------------------------------------
+
+
+def test_explicit_deals_are_played_first_then_the_seed_deals() -> None:
+    second = ([list(range(95, 105)), list(range(85, 95))], [[1], [2], [3], [4]])
+    log = play_match([Max(), Min()], seed=3, deals=[LOW_DEAL, second])
+    assert log["rounds"][0]["hands"] == LOW_DEAL[0]
+    assert log["rounds"][0]["rows"] == LOW_DEAL[1]
+    assert log["rounds"][1]["hands"] == [list(range(95, 105)), list(range(85, 95))]
+    assert log["rounds"][1]["rows"] == [[1], [2], [3], [4]]
+    verify(log)
+
+
+def test_explicit_deal_hands_are_sorted() -> None:
+    hands = [list(range(10, 0, -1)), list(range(20, 10, -1))]
+    log = play_match([Max(), Min()], seed=3, deals=[(hands, [[30], [40], [50], [60]])])
+    assert log["rounds"][0]["hands"] == [list(range(1, 11)), list(range(11, 21))]
+
+
+@pytest.mark.parametrize(
+    "deal",
+    [
+        ([list(range(1, 11)), list(range(1, 11))], [[30], [40], [50], [60]]),
+        ([list(range(1, 11)), list(range(11, 21))], [[30], [40], [50]]),
+        ([list(range(1, 11))], [[30], [40], [50], [60]]),
+    ],
+)
+def test_an_impossible_explicit_deal_is_a_setup_error(deal: Any) -> None:
+    with pytest.raises(SetupError):
+        play_match([Max(), Min()], seed=3, deals=[deal])
+
+
+# -- faults and fallbacks ---------------------------------------------------------------------
+
+
+def test_an_agent_that_raises_gets_an_exception_fault_and_plays_its_lowest_card() -> None:
+    bot = Scripted(plays={(0, 0): RuntimeError("boom"), (0, 4): ValueError("bad")})
+    log = play_match([Max(), bot], seed=5)
+    assert log["faults"] == [
+        {"seat": 1, "round": 0, "turn": 0, "kind": "exception", "detail": "RuntimeError: boom"},
+        {"seat": 1, "round": 0, "turn": 4, "kind": "exception", "detail": "ValueError: bad"},
+    ]
+    assert log["forfeited"] == []
+    for t in (0, 4):
+        assert log["rounds"][0]["turns"][t]["cards"][1] == min(hand_at(log, 1, 0, t))
+    verify(log)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        (lambda view: 105, "illegal_card"),
+        (lambda view: 0, "illegal_card"),
+        (lambda view: 20, "illegal_card"),  # in the other seat's hand
+        (lambda view: True, "bad_type"),
+        (lambda view: str(max(view.hand)), "bad_type"),
+        (lambda view: float(max(view.hand)), "bad_type"),
+        (lambda view: None, "bad_type"),
+        (lambda view: [max(view.hand)], "bad_type"),
+    ],
+    ids=["105", "0", "other-hand", "True", "str", "float", "None", "list"],
+)
+def test_a_bad_card_is_a_fault_and_the_lowest_card_is_played(
+    reply: Callable[[View], Any], kind: str
+) -> None:
+    bot = Scripted(plays={(0, 2): reply})
+    log = play_match([bot, Max()], seed=5, deals=[LOW_DEAL])
+    assert [(f["seat"], f["round"], f["turn"], f["kind"]) for f in log["faults"]] == [
+        (0, 0, 2, kind)
+    ]
+    assert log["faults"][0]["detail"].startswith("seat 0 ")
+    assert log["rounds"][0]["turns"][2]["cards"][0] == min(hand_at(log, 0, 0, 2))
+    assert log["forfeited"] == []
+    verify(log)
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [(7, "illegal_row"), (-1, "illegal_row"), ("1", "bad_type"), (True, "bad_type")],
+)
+def test_a_bad_row_is_a_fault_and_the_cheapest_row_is_taken(reply: Any, kind: str) -> None:
+    bot = Scripted(rows={(0, 0): reply})
+    log = play_match([bot, Max()], seed=5, deals=[LOW_DEAL])
+    assert [(f["seat"], f["round"], f["turn"], f["kind"]) for f in log["faults"]] == [
+        (0, 0, 0, kind)
+    ]
+    assert ("take_row", 0, 0) in bot.asked
+    turn = log["rounds"][0]["turns"][0]
+    assert turn["takes"][0] == {"seat": 0, "row": 2, "cards": [52], "reason": "lowest"}
+    verify(log)
+
+
+def test_a_take_row_that_raises_falls_back_to_the_cheapest_row() -> None:
+    bot = Scripted(rows={(0, 0): KeyError("x")})
+    log = play_match([bot, Max()], seed=5, deals=[LOW_DEAL])
+    assert [(f["turn"], f["kind"], f["detail"]) for f in log["faults"]] == [
+        (0, "exception", "KeyError: 'x'")
+    ]
+    assert log["rounds"][0]["turns"][0]["takes"][0]["row"] == 2
+
+
+def test_three_faults_forfeit_the_seat_and_fallbacks_continue() -> None:
+    boom = RuntimeError("boom")
+    bot = Scripted(plays={(0, 0): boom, (0, 1): 999, (0, 2): "x"})
+    log = play_match([Max(), bot, Max()], seed=8)
+    assert [(f["seat"], f["turn"], f["kind"]) for f in log["faults"]] == [
+        (1, 0, "exception"),
+        (1, 1, "illegal_card"),
+        (1, 2, "bad_type"),
+    ]
+    assert log["forfeited"] == [1]
+    assert bot.forfeits == 1
+    # The bot is never asked again, yet the match completes with its lowest cards played.
+    assert [a for a in bot.asked if a[0] == "play"] == [("play", 0, t) for t in range(3)]
+    assert bot.asked[-1] == ("play", 0, 2)
+    for r, rnd in enumerate(log["rounds"]):
+        for t, turn in enumerate(rnd["turns"]):
+            assert turn["cards"][1] == min(hand_at(log, 1, r, t))
+            for take in turn["takes"]:
+                if take["seat"] == 1 and take["reason"] == "lowest":
+                    assert take["row"] == engine.cheapest_row(rows_before(log, r, t))
+    assert max(log["scores"]) >= 66
+    verify(log)
+
+
+def test_a_hook_that_raises_is_an_exception_fault() -> None:
+    class BadStart(Min):
+        def on_round_start(self, view: View) -> None:
+            raise ZeroDivisionError("nope")
+
+    log = play_match([BadStart(), Max()], seed=2)
+    starts = [f for f in log["faults"] if f["seat"] == 0]
+    assert starts[0] == {
+        "seat": 0,
+        "round": 0,
+        "turn": 0,
+        "kind": "exception",
+        "detail": "ZeroDivisionError: nope",
+    }
+    # One fault per round start until the third forfeits the seat.
+    assert len(starts) == min(3, len(log["rounds"]))
+
+
+# -- plain-function bots ----------------------------------------------------------------------
+
+
+def test_a_plain_function_module_is_an_agent() -> None:
+    module = types.ModuleType("lowbot")
+    asked: list[int] = []
+
+    def play(view: View) -> int:
+        return min(view.hand)
+
+    def take_row(view: View) -> int:
+        assert view.card is not None
+        asked.append(view.card)
+        return 3
+
+    module.play = play  # type: ignore[attr-defined]
+    module.take_row = take_row  # type: ignore[attr-defined]
+    agent = agent_from_module(module)
+    assert isinstance(agent, FunctionAgent)
+    log = play_match([agent, Max()], seed=4, deals=[LOW_DEAL])
+    assert log["players"][0]["agent"] == "lowbot"
+    assert log["faults"] == []
+    assert asked and asked[0] == 1
+    assert log["rounds"][0]["turns"][0]["takes"][0] == {
+        "seat": 0,
+        "row": 3,
+        "cards": [60],
+        "reason": "lowest",
+    }
+    verify(log)
+
+
+def test_a_module_with_only_play_takes_the_cheapest_row() -> None:
+    module = types.ModuleType("onlyplay")
+    module.play = lambda view: min(view.hand)  # type: ignore[attr-defined]
+    agent = agent_from_module(module)
+    log = play_match([agent, Max()], seed=4, deals=[LOW_DEAL])
+    assert log["rounds"][0]["turns"][0]["takes"][0]["row"] == 2
+    assert log["faults"] == []
