@@ -15,7 +15,6 @@ class Bot(Agent):
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,14 +101,14 @@ def agent_from_module(module: ModuleType, name: str | None = None) -> Agent:
     classes = [
         obj
         for obj in vars(module).values()
-        if inspect.isclass(obj)
+        if isinstance(obj, type)
         and issubclass(obj, Agent)
         and obj is not Agent
         and obj is not FunctionAgent
         and obj.__module__ == module.__name__
     ]
     chosen = getattr(module, "Bot", None)
-    if not (inspect.isclass(chosen) and issubclass(chosen, Agent)):
+    if not (isinstance(chosen, type) and issubclass(chosen, Agent)):
         if len(classes) > 1:
             names = ", ".join(sorted(c.__name__ for c in classes))
             raise AgentLoadError(

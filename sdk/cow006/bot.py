@@ -1,0 +1,179 @@
+"""The bot side of the protocol: ``python -m cow006.bot path/to/bot.py`` serves one bot.
+
+It loads the bot (a .py file, or a folder with bot.py) with ``cow006.agent``, finds its
+``Agent`` subclass or ``play`` function, and answers the host over JSON lines, calling the
+agent's hooks as the notices arrive.  See docs/protocol.md.
+
+The protocol streams are moved off fd 0 and fd 1 before the bot is imported: ``print()``
+(or anything written to fd 1) goes to stderr and ``input()`` sees end of file, so a debug
+print can never corrupt the protocol.  A bot that wants to speak the protocol itself can use
+the live ``channel`` of this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from . import protocol
+from .agent import Agent, MatchInfo, agent_from_module, load_module
+from .errors import AgentLoadError
+from .view import View
+
+
+class Channel:
+    """The protocol's two byte streams: JSON lines in from the host, out to the host."""
+
+    def __init__(self, rfd: int, wfd: int) -> None:
+        self._in: BinaryIO = os.fdopen(rfd, "rb")
+        self.in_fd = rfd
+        self.out_fd = wfd
+
+    @classmethod
+    def from_stdio(cls) -> Channel:
+        """Take fd 0/1 for the protocol and leave /dev/null and stderr in their place."""
+        # os.dup gives non-inheritable fds, so a process the bot starts cannot reach them.
+        rfd, wfd = os.dup(0), os.dup(1)
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+        except OSError:  # no /dev/null (odd sandboxes): a closed stdin serves as well
+            os.close(0)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        return cls(rfd, wfd)
+
+    def recv(self) -> dict[str, Any] | None:
+        """The next host message, or None at end of input."""
+        line = self._in.readline()
+        return protocol.decode_host(line) if line else None
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.write(protocol.encode(msg))
+
+    def write(self, data: bytes) -> None:
+        """Write raw bytes to the host (all of them: pipes may take a write in parts)."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.out_fd, view) :]
+
+
+# The channel of the running bot (set by ``main`` before the bot is imported).
+channel: Channel | None = None
+
+
+def describe_load_error(path: str, exc: BaseException) -> str:
+    """One sentence for a bot that cannot be loaded: file, exception and line."""
+    p = Path(path)
+    file = p / "bot.py" if p.is_dir() else p
+    label = file.name
+    cause = exc.__cause__ if isinstance(exc, AgentLoadError) and exc.__cause__ else exc
+    if isinstance(cause, SyntaxError):
+        where = Path(cause.filename or "").name or label
+        return f"{where} has a syntax error: {cause.msg} (line {cause.lineno})"
+    if isinstance(exc, AgentLoadError) and exc.__cause__ is None:
+        return str(exc)
+    folder = file.resolve().parent
+    line = ""
+    for frame, lineno in traceback.walk_tb(cause.__traceback__):
+        f = Path(frame.f_code.co_filename)
+        if folder in f.parents:  # the deepest frame in the bot's own code, helpers included
+            rel = f.relative_to(folder).as_posix()
+            line = f" (line {lineno})" if rel == file.name else f" ({rel} line {lineno})"
+    text = str(cause)
+    what = f"{type(cause).__name__}: {text}" if text else type(cause).__name__
+    if isinstance(cause, SystemExit):
+        return f"{label} exited while being imported ({what})"
+    if isinstance(exc, AgentLoadError) and "() failed" in str(exc):
+        return f"{label}: creating the bot failed: {what}{line}"
+    return f"{label} failed to import: {what}{line}"
+
+
+def _report(rid: int, exc: BaseException) -> dict[str, Any]:
+    traceback.print_exc()
+    return protocol.error_reply(rid, f"{type(exc).__name__}: {exc}"[:500])
+
+
+def serve(agent: Agent, ch: Channel) -> int:
+    """Answer the host until ``match_end`` or end of input; returns the exit status."""
+    hello = ch.recv()
+    if hello is None:
+        return 0
+    if hello.get("type") != protocol.HELLO or hello.get("protocol") != protocol.VERSION:
+        ch.send(protocol.error(f"this bot speaks protocol {protocol.VERSION}, not {hello!r:.80}"))
+        return 1
+    info = MatchInfo(
+        seat=hello["seat"],
+        n_players=hello["n_players"],
+        seed=hello["seed"],
+        names=tuple(hello.get("names", ())),
+        settings=dict(hello.get("settings") or {}),
+    )
+    try:
+        agent.on_match_start(info)
+    except Exception as exc:
+        traceback.print_exc()
+        ch.send(protocol.error(f"on_match_start failed: {type(exc).__name__}: {exc}"[:500]))
+        return 1
+    ch.send(protocol.ready(str(agent.name or "bot")))
+    while (msg := ch.recv()) is not None:
+        kind = msg["type"]
+        if kind in protocol.REQUESTS:
+            rid = msg["id"]
+            try:
+                view = View.from_dict(msg["view"])
+                value = agent.play(view) if kind == protocol.PLAY else agent.take_row(view)
+                data = protocol.encode(protocol.reply(kind, rid, value))
+            except Exception as exc:  # the bot's bug, reported and survived
+                data = protocol.encode(_report(rid, exc))
+            ch.write(data)
+            continue
+        try:
+            if kind == protocol.ROUND_START:
+                agent.on_round_start(View.from_dict(msg["view"]))
+            elif kind == protocol.ROUND_END:
+                agent.on_round_end(msg["round"])
+            elif kind == protocol.MATCH_END:
+                agent.on_match_end({"scores": msg["scores"], "ranks": msg["ranks"]})
+                return 0
+            else:  # a newer host's notice: ignoring it keeps old bots working
+                print(f"cow006.bot: ignoring unknown message type {kind!r}", file=sys.stderr)
+        except Exception:  # notices have no reply: log the bug and keep serving
+            traceback.print_exc()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Load the bot named on the command line and serve it on stdin/stdout."""
+    global channel
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print(
+            "usage: python -m cow006.bot path/to/bot.py (or a folder with bot.py)", file=sys.stderr
+        )
+        return 2
+    path = args[0]
+    channel = ch = Channel.from_stdio()
+    p = Path(path)
+    try:
+        module = load_module(p)
+        agent = agent_from_module(module, name=p.name if p.is_dir() else p.stem)
+    except (Exception, SystemExit) as exc:
+        traceback.print_exc()
+        ch.send(protocol.error(describe_load_error(path, exc)))
+        return 1
+    try:
+        return serve(agent, ch)
+    except (BrokenPipeError, json.JSONDecodeError, KeyError) as exc:
+        # The host went away or spoke nonsense: nothing sensible left to answer.
+        print(f"cow006.bot: stopping: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
