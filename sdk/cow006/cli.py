@@ -43,6 +43,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from . import log as match_log
+from . import sandbox as sandbox_mod
 from . import spec as specs_mod
 from . import tournament as tour
 from . import transcript
@@ -50,6 +51,7 @@ from .cards import MAX_PLAYERS, MIN_PLAYERS
 from .errors import Cow006Error, LogError, SetupError
 from .host import Limits
 from .runner import Match
+from .sandbox import Sandbox
 
 STDERR_TAIL = 20  # lines of a bot's stderr shown after a match
 PIPE_WIDTH = 120  # columns of output that does not go to a terminal
@@ -119,8 +121,9 @@ AGENT_HELP = (
     "(.py, .js, or a folder with bot.py or bot.js), which runs in its own process."
 )
 SANDBOX_HELP = (
-    "Run bot processes in the sandbox. Not available yet: the sandbox comes with the sandbox "
-    "issue. Until then bots run as plain processes and every log records sandbox: false."
+    "Run bot processes in the bubblewrap sandbox (the default wherever it works; without it "
+    "a match with bot files is refused). --no-sandbox, or COW006_SANDBOX=off, runs them as "
+    "plain processes, for your own bots only; the log then records sandbox: false."
 )
 
 AgentsArg = Annotated[list[str], typer.Argument(help=AGENT_HELP, metavar="AGENTS...")]
@@ -139,7 +142,7 @@ StartupOpt = Annotated[
     float | None,
     typer.Option("--startup", help="Seconds a bot process may take to start."),
 ]
-SandboxOpt = Annotated[bool, typer.Option("--sandbox/--no-sandbox", help=SANDBOX_HELP)]
+SandboxOpt = Annotated[bool | None, typer.Option("--sandbox/--no-sandbox", help=SANDBOX_HELP)]
 
 
 def _limits(decision: float | None, bank: float | None, startup: float | None) -> Limits | None:
@@ -164,13 +167,10 @@ def _check_seed(seed: int | None) -> int:
     return seed
 
 
-def _warn_sandbox(sandbox: bool) -> None:
-    if sandbox:
-        typer.echo(
-            "warning: the sandbox is not available yet (it comes with the sandbox issue); "
-            "bots run as plain processes and the log records sandbox: false",
-            err=True,
-        )
+def _sandbox(flag: bool | None, specs: list[str]) -> Sandbox | None:
+    """The sandbox for this command's bot processes (fail closed: see cow006.sandbox)."""
+    needed = not all(specs_mod.is_builtin(s) for s in specs)
+    return sandbox_mod.resolve_mode(flag, needed=needed)
 
 
 @app.command()
@@ -186,7 +186,7 @@ def match(
     decision: DecisionOpt = None,
     bank: BankOpt = None,
     startup: StartupOpt = None,
-    sandbox: SandboxOpt = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Play one match of 2 to 10 agents and print it turn by turn."""
     n = len(agents)
@@ -194,12 +194,12 @@ def match(
         raise SetupError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} agents, not {n}")
     seed = _check_seed(seed)
     limits = _limits(decision, bank, startup)
-    specs_mod.check(agents, limits)
-    _warn_sandbox(sandbox)
+    sb = _sandbox(sandbox, agents)
+    specs_mod.check(agents, limits, sandbox=sb)
     names = tour.labels(agents)
-    with specs_mod.agents(agents, limits, names) as seated:
+    with specs_mod.agents(agents, limits, names, sandbox=sb) as seated:
         result = Match(seated, seed, names=names).run()
-    result["sandbox"] = False  # no isolation yet: never claim one
+    result["sandbox"] = sandbox_mod.log_entry(sb)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         match_log.write(result, log)
@@ -246,7 +246,7 @@ def tournament(
     decision: DecisionOpt = None,
     bank: BankOpt = None,
     startup: StartupOpt = None,
-    sandbox: SandboxOpt = False,
+    sandbox: SandboxOpt = None,
 ) -> None:
     """Play many matches (seats rotated, tables sampled) and print a TrueSkill leaderboard."""
     n = len(agents)
@@ -262,11 +262,11 @@ def tournament(
     jobs = min(jobs, matches)
     seed = _check_seed(seed)
     limits = _limits(decision, bank, startup)
-    specs_mod.check(agents, limits)
-    _warn_sandbox(sandbox)
+    sb = _sandbox(sandbox, agents)
+    specs_mod.check(agents, limits, sandbox=sb)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-    plan = tour.plan(agents, matches, players, seed, limits)
+    plan = tour.plan(agents, matches, players, seed, limits, sandbox=sb)
     console = _console()
     console.print(
         Text(

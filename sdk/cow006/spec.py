@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from . import bots, host, launch
+from . import sandbox as sandbox_mod
 from .agent import Agent
 from .errors import AgentLoadError
 from .host import Limits, RemoteAgent
 from .runner import Match
+from .sandbox import Sandbox
 
 BUILTIN = "builtin:"
 
@@ -57,7 +59,13 @@ def _limits(limits: Limits | None) -> Limits:
     return Limits() if limits is None else limits
 
 
-def resolve(spec: str, limits: Limits | None = None, *, name: str | None = None) -> Agent:
+def resolve(
+    spec: str,
+    limits: Limits | None = None,
+    *,
+    name: str | None = None,
+    sandbox: Sandbox | None = None,
+) -> Agent:
     """The agent a spec names: a builtin in-process, or a RemoteAgent running the bot file.
 
     A RemoteAgent holds a process: close it (``close()``) when the match is over, or use
@@ -69,10 +77,21 @@ def resolve(spec: str, limits: Limits | None = None, *, name: str | None = None)
             agent.name = name
         return agent
     path = bot_path(spec)
-    return RemoteAgent(str(path), name=name or spec, limits=_limits(limits))
+    return RemoteAgent(
+        str(path),
+        name=name or spec,
+        limits=_limits(limits),
+        launcher=sandbox_mod.launcher(sandbox),
+    )
 
 
-def check(specs: Sequence[str], limits: Limits | None = None, *, probe: bool = True) -> None:
+def check(
+    specs: Sequence[str],
+    limits: Limits | None = None,
+    *,
+    probe: bool = True,
+    sandbox: Sandbox | None = None,
+) -> None:
     """Check every spec before playing: the builtin exists, the bot file exists and (with
     ``probe``) the bot starts.  Raises AgentLoadError naming the first bad spec."""
     probed: set[Path] = set()
@@ -85,7 +104,7 @@ def check(specs: Sequence[str], limits: Limits | None = None, *, probe: bool = T
         if not probe or key in probed:
             continue
         try:
-            host.probe(str(path), limits=_limits(limits))
+            host.probe(str(path), limits=_limits(limits), launcher=sandbox_mod.launcher(sandbox))
         except AgentLoadError as exc:
             message = str(exc)
             raise AgentLoadError(message if spec in message else f"{spec}: {message}") from None
@@ -94,16 +113,26 @@ def check(specs: Sequence[str], limits: Limits | None = None, *, probe: bool = T
 
 @contextlib.contextmanager
 def agents(
-    specs: Sequence[str], limits: Limits | None = None, names: Sequence[str] | None = None
+    specs: Sequence[str],
+    limits: Limits | None = None,
+    names: Sequence[str] | None = None,
+    *,
+    sandbox: Sandbox | None = None,
 ) -> Iterator[list[Agent]]:
-    """The agents of ``specs``, in order; every one that holds a process is closed on exit."""
+    """The agents of ``specs``, in order; every one that holds a process is closed on exit.
+
+    Bot processes are all started here, before the match asks the first of them for its
+    hello, so their start-ups overlap instead of adding up.
+    """
     with contextlib.ExitStack() as stack:
         out: list[Agent] = []
         for i, spec in enumerate(specs):
-            agent = resolve(spec, limits, name=names[i] if names is not None else None)
-            close = getattr(agent, "close", None)
-            if callable(close):
-                stack.callback(close)
+            agent = resolve(
+                spec, limits, name=names[i] if names is not None else None, sandbox=sandbox
+            )
+            if isinstance(agent, RemoteAgent):
+                stack.callback(agent.close)
+                agent.start()
             out.append(agent)
         yield out
 
@@ -114,14 +143,14 @@ def play(
     *,
     limits: Limits | None = None,
     names: Sequence[str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> dict[str, Any]:
     """Play one match between the agents of ``specs`` and return its log.
 
-    The log records ``"sandbox": false``: bots run as plain processes until the sandbox
-    exists, and the log says so rather than claim an isolation that is not there.
+    The log's ``sandbox`` field says what isolated the bot processes (false: nothing).
     """
     labels = list(names) if names is not None else list(specs)
-    with agents(specs, limits, labels) as seated:
+    with agents(specs, limits, labels, sandbox=sandbox) as seated:
         log = Match(seated, seed, names=labels).run()
-    log["sandbox"] = False
+    log["sandbox"] = sandbox_mod.log_entry(sandbox)
     return log

@@ -23,6 +23,7 @@ from typing import Any
 from .cards import MAX_PLAYERS, MIN_PLAYERS
 from .errors import SetupError
 from .host import Limits
+from .sandbox import Sandbox
 from .spec import play
 
 # The TrueSkill environment of the leaderboard (the package's own defaults, made explicit).
@@ -98,6 +99,7 @@ class Job:
     specs: tuple[str, ...]  # agent spec per seat
     names: tuple[str, ...]  # display name per seat (recorded in the log)
     limits: Limits | None = None
+    sandbox: Sandbox | None = None
 
 
 def plan(
@@ -106,6 +108,7 @@ def plan(
     players: int,
     seed: int,
     limits: Limits | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Job]:
     """Every match of a tournament, deterministic given ``seed``."""
     names = labels(specs)
@@ -118,6 +121,7 @@ def plan(
             specs=tuple(specs[e] for e in table),
             names=tuple(names[e] for e in table),
             limits=limits,
+            sandbox=sandbox,
         )
         for i, table in enumerate(schedule(len(specs), matches, players, seed))
     ]
@@ -125,7 +129,7 @@ def plan(
 
 def run_job(job: Job) -> dict[str, Any]:
     """Play one scheduled match (in whatever process runs this) and return its log."""
-    return play(job.specs, job.seed, limits=job.limits, names=job.names)
+    return play(job.specs, job.seed, limits=job.limits, names=job.names, sandbox=job.sandbox)
 
 
 @dataclass(frozen=True, slots=True)

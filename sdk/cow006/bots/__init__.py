@@ -1,0 +1,69 @@
+"""The built-in bots, by name: ``make("greedy")`` or ``make("builtin:greedy")``.
+
+=============  ==========================================================================
+``random``      a uniformly random card; takes the cheapest row
+``greedy``      the card that costs least on the current rows, snuggest fit first
+``safe``        the card with the lowest expected cost this turn, counting the risk that
+                other seats' cards land before it
+``montecarlo``  samples the unseen cards into the other hands and plays every candidate out
+                to the end of the round; least expected penalty wins
+``best``        the strongest built-in (an alias of ``montecarlo``)
+=============  ==========================================================================
+
+Every bot's randomness comes from a generator seeded in ``on_match_start`` from the match's
+agent seed, so a match of built-ins is reproducible from the match seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..agent import Agent
+from ..errors import AgentLoadError
+from .montecarlo import MonteCarloBot
+from .simple import GreedyBot, RandomBot, SafeBot
+
+PREFIX = "builtin:"
+
+
+def _best() -> Agent:
+    bot = MonteCarloBot()
+    bot.name = PREFIX + "best"
+    return bot
+
+
+# name -> factory of a fresh agent (agents keep per-match state: one per seat).
+BUILTINS: dict[str, Callable[[], Agent]] = {
+    "random": RandomBot,
+    "greedy": GreedyBot,
+    "safe": SafeBot,
+    "montecarlo": MonteCarloBot,
+    "best": _best,
+}
+
+
+def names() -> list[str]:
+    """The built-in names, without the ``builtin:`` prefix, in the order of the table above."""
+    return list(BUILTINS)
+
+
+def make(name: str) -> Agent:
+    """A fresh built-in agent from ``"NAME"`` or ``"builtin:NAME"``; AgentLoadError if unknown."""
+    key = name[len(PREFIX) :] if name.startswith(PREFIX) else name
+    factory = BUILTINS.get(key)
+    if factory is None:
+        known = ", ".join(names())
+        raise AgentLoadError(f"unknown built-in bot {name!r}; the built-ins are: {known}")
+    return factory()
+
+
+__all__ = [
+    "BUILTINS",
+    "PREFIX",
+    "GreedyBot",
+    "MonteCarloBot",
+    "RandomBot",
+    "SafeBot",
+    "make",
+    "names",
+]

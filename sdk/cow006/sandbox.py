@@ -1,0 +1,1223 @@
+"""The sandbox: bot processes inside bubblewrap, as a dedicated uid, under a seccomp filter.
+
+``Sandbox().launch`` is a drop-in ``launcher`` for ``cow006.host.RemoteAgent``: it turns the
+argv of ``cow006.launch`` into a ``bwrap`` invocation and starts it.  What a bot gets:
+
+* its own user, pid, network, ipc, uts, mount and cgroup namespaces (``--unshare-all``), no
+  capabilities, a new session, no further user namespaces (``--disable-userns``), and death
+  with its host (``--die-with-parent``);
+* a root file system that is an empty, read-only tmpfs holding only: the real interpreter
+  binary (Python or node) with its standard library and shared libraries, the ``cow006``
+  package at ``/sdk/cow006``, the bot's own files at ``/bot`` (read-only), a fresh ``/proc``
+  and a minimal ``/dev`` (read-only), and a private ``/tmp`` of ``tmp_size`` bytes.  No
+  ``/etc``, no ``/run``, no home, no other bot;
+* an empty environment but for ``cow006.launch.BOT_ENV`` (bwrap itself is started with an
+  empty environment too: its pid 1 inside keeps its environment readable);
+* a seccomp filter (libseccomp, through ``pyseccomp`` or Debian's ``python3-seccomp``):
+  sockets of the UNIX family only, and no ptrace, process_vm_*, keyrings, bpf,
+  perf_event_open, userfaultfd, io_uring, mount family, namespaces or kernel modules;
+* resource limits (``RLIMIT_AS``, ``_CPU``, ``_NPROC``, ``_FSIZE``, ``_NOFILE``, ``_CORE``);
+* when the host runs as root, a dedicated non-root uid per concurrent *slot*
+  (``uid_base + n``), so ``RLIMIT_NPROC`` really bounds a fork bomb.  A slot is held with an
+  ``flock`` under a root-owned directory (safe across processes), and before its uid is used
+  again every process of that uid is killed and reaped (the host is made a child subreaper).
+
+Killing the ``bwrap`` process (the host kills the process group) takes the whole pid
+namespace with it.  A Python bot gets its protocol pipes over a socket once it runs
+(``HANDOFF``), so that only the bot holds them and closing its output is seen as a crash.
+``probe()`` checks all of this works on the machine by running a probe process in the
+sandbox; ``resolve_mode()`` is the fail-closed rule: when the sandbox is
+wanted and the probe fails, nothing runs, unless the caller explicitly says ``--no-sandbox``
+(or ``COW006_SANDBOX=off``), and then the match log records ``"sandbox": false``.
+
+Only the standard library is imported at module level; the seccomp binding is imported when
+the filter is first built.  See docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import pwd
+import resource
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import sysconfig
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import launch
+from .errors import AgentLoadError
+
+MiB = 1 << 20
+ENV_MODE = "COW006_SANDBOX"  # "off" runs bots unisolated; "on" (or unset) requires the sandbox
+SDK_DEST = "/sdk"  # the cow006 package is at /sdk/cow006 inside
+BOT_DEST = "/bot"  # the bot's file or folder inside
+PROBE_TIMEOUT = 15.0
+_OFF = frozenset({"0", "off", "false", "no"})
+_ON = frozenset({"1", "on", "true", "yes", "required"})
+
+# Run first in a Python bot: take the protocol pipes (fd 0 and 1) from the socket whose fd
+# number is argv[1], then go on as the usual bootstrap (``cow006.launch.bootstrap``).
+HANDOFF = (
+    "import _socket, array, os, sys; "
+    "_c = _socket.socket(fileno=int(sys.argv.pop(1))); "
+    "_a = array.array('i'); "
+    "_m, _anc, _f, _x = _c.recvmsg(1, _socket.CMSG_LEN(2 * _a.itemsize)); "
+    "[_a.frombytes(d[: len(d) - len(d) % _a.itemsize]) for l, t, d in _anc "
+    "if l == _socket.SOL_SOCKET and t == _socket.SCM_RIGHTS]; "
+    "_c.close(); os.dup2(_a[0], 0); os.dup2(_a[1], 1); os.close(_a[0]); os.close(_a[1]); "
+    "del _c, _a, _m, _anc, _f, _x; "
+)
+
+# Syscalls a bot never needs and that widen the kernel's attack surface; denied with EPERM.
+DENIED_SYSCALLS = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "pidfd_getfd",
+    "kcmp",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "unshare",
+    "setns",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "syslog",
+    "fanotify_init",
+    "lookup_dcookie",
+    "iopl",
+    "ioperm",
+    "sethostname",
+    "setdomainname",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "vhangup",
+)
+# clone() flags that make namespaces: refused (clone3 hides its flags, so it gets ENOSYS and
+# the C library falls back to clone).
+CLONE_NS_FLAGS = (
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+    0x00000080,  # CLONE_NEWTIME
+)
+# Parts of the standard library a bot has no use for (or that are big): never staged.
+STDLIB_SKIP = frozenset(
+    {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip"}
+)
+
+
+class SandboxError(AgentLoadError):
+    """The sandbox cannot run a bot: it is missing, misconfigured, or out of slots."""
+
+
+# -- configuration ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Sandbox:
+    """How bots are confined.  Sizes in bytes, times in seconds.
+
+    ``memory`` is the address-space limit of each process (node bots get at least
+    ``node_memory``: V8 reserves address space up front).  ``cpu_seconds`` is a per-process
+    backstop well above any time bank; the host's deadlines are what really bound a bot.
+    ``nproc`` counts processes and threads of the slot's uid (root hosts only).  ``slots``
+    concurrent bots at most, with uids ``uid_base .. uid_base + slots - 1`` (root hosts;
+    a non-root host runs bots as itself).  ``state_dir`` holds the slot locks and copies of
+    bots whose files the slot uid could not reach; ``cache_dir`` holds runtime files staged
+    for the same reason (an interpreter under a private home, say); both default by uid.
+    """
+
+    memory: int = 512 * MiB
+    node_memory: int = 2048 * MiB
+    cpu_seconds: int = 300
+    nproc: int = 32
+    fsize: int = 8 * MiB
+    nofile: int = 64
+    tmp_size: int = 16 * MiB
+    slots: int = 16
+    uid_base: int = 64000
+    slot_wait: float = 30.0
+    state_dir: str | None = None
+    cache_dir: str | None = None
+    # The bubblewrap binary; COW006_BWRAP names another one (or a missing one, to test refusal).
+    bwrap: str = field(default_factory=lambda: os.environ.get("COW006_BWRAP", "bwrap"))
+
+    # -- what the log says ---------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """The match log's ``sandbox`` entry: what isolated the bots."""
+        st = probe(self)
+        return {
+            "kind": "bwrap",
+            "bwrap": st.version,
+            "namespaces": ["user", "pid", "net", "ipc", "uts", "mount", "cgroup"],
+            "seccomp": st.seccomp,
+            "uid": "per-slot" if _root() else "host",
+            "memory": self.memory,
+            "cpu_seconds": self.cpu_seconds,
+            "nproc": self.nproc,
+            "fsize": self.fsize,
+            "nofile": self.nofile,
+            "tmp_size": self.tmp_size,
+        }
+
+    # -- directories -------------------------------------------------------------------------
+    def state_path(self) -> Path:
+        if self.state_dir:
+            return Path(self.state_dir)
+        if _root():
+            return Path("/run/cow006-sandbox")
+        base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+        return Path(base) / f"cow006-sandbox-{os.getuid()}"
+
+    def cache_path(self) -> Path:
+        if self.cache_dir:
+            return Path(self.cache_dir)
+        if _root():
+            return Path("/var/cache/cow006-sandbox")
+        return self.state_path() / "cache"
+
+    def _key(self) -> tuple[str, ...]:
+        """What the probe and the staged runtimes depend on (not the limits or the slots)."""
+        return (self.bwrap, str(self.state_path()), str(self.cache_path()))
+
+    # -- launching ---------------------------------------------------------------------------
+    def launch(self, path: str | Path) -> SandboxedProcess:
+        """The ``RemoteAgent`` launcher: run the bot at ``path`` in the sandbox."""
+        lang, file = launch.resolve(path)
+        argv = launch.command_for(path)
+        p = Path(path)
+        bot_src = p.resolve() if p.is_dir() else file
+        argv[-1] = f"{BOT_DEST}/{file.name}"  # the file itself, or bot.py in the folder
+        if lang == "python":
+            # The protocol pipes are handed to the bot over a socket once it runs, so that
+            # only the bot holds them (bwrap's own processes keep their stdio): a bot that
+            # closes its output is seen to, as outside the sandbox.
+            at = argv.index("-c") + 1
+            argv[at : at + 1] = [HANDOFF + launch.bootstrap(SDK_DEST), "{fd}"]
+            return self.spawn(argv, lang=lang, bot=bot_src, handoff=True)
+        return self.spawn(argv, lang=lang, bot=bot_src)
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        lang: str = "python",
+        bot: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        handoff: bool = False,
+    ) -> SandboxedProcess:
+        """Start ``argv`` (its program one of the runtimes: ``sys.executable`` resolved, or
+        node) in the sandbox, with pipes on stdin/stdout/stderr.  ``bot`` (a file or folder)
+        is bound read-only at /bot.  With ``handoff`` the stdin/stdout pipes are sent over a
+        socket whose fd number replaces the argument ``"{fd}"`` (see ``HANDOFF``).  Raises
+        SandboxError if the sandbox cannot be used."""
+        status = probe(self)
+        if not status.ok:
+            raise SandboxError(f"the sandbox is not available: {status.reason}")
+        return self._spawn(argv, lang=lang, bot=bot, env=env, status=status, handoff=handoff)
+
+    def _spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        lang: str,
+        bot: Path | None,
+        env: Mapping[str, str] | None,
+        status: SandboxStatus,
+        handoff: bool = False,
+    ) -> SandboxedProcess:
+        _become_subreaper()
+        lease = _acquire(self)
+        opened: list[int] = []  # fds to close in this process once the child has its own
+        try:
+            argv = list(argv)
+            ours = theirs = None
+            if handoff:
+                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+                opened.append(theirs.detach())
+                argv[argv.index("{fd}")] = str(opened[-1])
+            cmd = self._command(argv, lang=lang, bot=bot, lease=lease, env=env, status=status)
+            rfd, wfd = os.pipe()
+            opened.append(rfd)
+            with os.fdopen(wfd, "wb") as w:
+                w.write(_seccomp_bpf())  # far below the pipe's capacity
+            cmd[cmd.index("--seccomp") + 1] = str(rfd)
+            as_root = _root()
+            pipe = subprocess.DEVNULL if handoff else subprocess.PIPE
+            proc = SandboxedProcess(
+                cmd,
+                lease=lease,
+                cwd="/",
+                stdin=pipe,
+                stdout=pipe,
+                stderr=subprocess.PIPE,
+                env={},
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=tuple(opened),
+                bufsize=0,
+                user=lease.uid if as_root else None,
+                group=lease.uid if as_root else None,
+                extra_groups=[] if as_root else None,
+                preexec_fn=_Preexec(self._rlimits(lang, lease)),
+            )
+            if ours is not None:
+                with ours:
+                    proc._hand_off(ours)
+            return proc
+        except BaseException:
+            lease.release()
+            raise
+        finally:
+            for fd in opened:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _rlimits(self, lang: str, lease: _Lease) -> list[tuple[int, int]]:
+        memory = max(self.memory, self.node_memory) if lang == "node" else self.memory
+        out = [
+            (resource.RLIMIT_AS, memory),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
+            (resource.RLIMIT_FSIZE, self.fsize),
+            (resource.RLIMIT_NOFILE, self.nofile),
+            (resource.RLIMIT_CORE, 0),
+        ]
+        if _root():
+            out.append((resource.RLIMIT_NPROC, self.nproc))
+        else:  # the count is per user: leave room for what the user already runs
+            out.append((resource.RLIMIT_NPROC, len(_uid_procs(os.getuid())) + self.nproc))
+        return out
+
+    def _command(
+        self,
+        argv: Sequence[str],
+        *,
+        lang: str,
+        bot: Path | None,
+        lease: _Lease,
+        env: Mapping[str, str] | None,
+        status: SandboxStatus,
+    ) -> list[str]:
+        cmd = [status.bwrap or self.bwrap, "--unshare-all", "--unshare-user"]
+        if status.disable_userns:
+            cmd.append("--disable-userns")
+        cmd += [
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "cow006",
+            "--clearenv",
+        ]
+        for key, value in (env if env is not None else launch.BOT_ENV).items():
+            cmd += ["--setenv", key, value]
+        cmd += ["--setenv", "TMPDIR", "/tmp", "--setenv", "HOME", "/tmp"]
+        for src, dest in _runtime_binds(self, lang):
+            if src:
+                cmd += ["--ro-bind", src, dest]
+            else:  # an empty read-only directory over ``dest``
+                cmd += ["--size", "4096", "--tmpfs", dest, "--remount-ro", dest]
+        for link, target in _top_symlinks():
+            cmd += ["--symlink", target, link]
+        if bot is not None:
+            src = _bot_source(self, bot, lease)
+            dest = BOT_DEST if bot.is_dir() else f"{BOT_DEST}/{bot.name}"
+            cmd += ["--ro-bind", str(src), dest]
+        else:
+            cmd += ["--dir", BOT_DEST]
+        cmd += [
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--remount-ro",
+            "/dev",
+            "--perms",
+            "1777",
+            "--size",
+            str(self.tmp_size),
+            "--tmpfs",
+            "/tmp",
+            "--remount-ro",
+            "/",
+            "--chdir",
+            BOT_DEST,
+            "--seccomp",
+            "-1",  # the fd is filled in by _spawn
+            "--",
+            *argv,
+        ]
+        return cmd
+
+
+def _root() -> bool:
+    return os.geteuid() == 0
+
+
+class _Preexec:
+    """Runs in the child between fork and exec (after the switch to the slot's uid)."""
+
+    def __init__(self, limits: list[tuple[int, int]]) -> None:
+        self.limits = limits
+
+    def __call__(self) -> None:
+        for res, value in self.limits:
+            resource.setrlimit(res, (value, value))
+
+
+# -- the status of the sandbox on this machine -------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """What ``probe`` found: ``ok`` when bots can run sandboxed, else ``problems`` say why."""
+
+    ok: bool
+    problems: tuple[str, ...] = ()
+    bwrap: str | None = None
+    version: str | None = None
+    seccomp: bool = False
+    disable_userns: bool = False
+    per_slot_uid: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reason(self) -> str:
+        """One sentence: what is missing, or that the sandbox works."""
+        return "; ".join(self.problems) if self.problems else "the sandbox works"
+
+
+_probe_lock = threading.RLock()
+_probed: dict[tuple[str, ...], SandboxStatus] = {}
+
+# The probe process: what it sees and can do, as one JSON line on stdout.
+_PROBE_CODE = r"""
+import json, os, socket, sys
+out = {"uid": os.getuid(), "pid": os.getpid(), "env": sorted(os.environ)}
+try:
+    out["init_environ"] = len(open("/proc/1/environ", "rb").read())
+except OSError as exc:
+    out["init_environ"] = str(exc)
+with open("/proc/self/status") as f:
+    out["seccomp"] = [ln.split()[1] for ln in f if ln.startswith("Seccomp:")][0]
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(0.5)
+    try:
+        s.connect(("127.0.0.1", int(sys.argv[1])))
+        out["net"] = "connected"
+    except OSError as exc:
+        out["net"] = "connect failed: %s" % exc
+except OSError as exc:
+    out["net"] = "socket denied: %s" % exc
+try:
+    out["etc"] = os.listdir("/etc")
+except OSError:
+    out["etc"] = None
+print(json.dumps(out))
+"""
+
+
+def probe(sandbox: Sandbox | None = None, *, refresh: bool = False) -> SandboxStatus:
+    """Check, once per process and configuration, that the sandbox works on this machine.
+
+    bwrap present and new enough, the seccomp filter builds, the state directories are
+    safe, and a probe process started in the sandbox runs as the slot's uid, under seccomp,
+    with an empty environment (its pid 1's too) and no network.
+    """
+    sb = sandbox or Sandbox()
+    key = sb._key()
+    with _probe_lock:  # held throughout: a first probe runs once, the others wait for it
+        if refresh or key not in _probed:
+            _probed[key] = _probe(sb)
+        return _probed[key]
+
+
+def _probe(sb: Sandbox) -> SandboxStatus:
+    if not sys.platform.startswith("linux"):
+        return SandboxStatus(False, ("the sandbox needs Linux (bubblewrap, namespaces)",))
+    bwrap = shutil.which(sb.bwrap) or shutil.which(sb.bwrap, path="/usr/bin:/bin")
+    if bwrap is None:
+        return SandboxStatus(False, ("bubblewrap is not installed (apt-get install bubblewrap)",))
+    version = _bwrap_version(bwrap)
+    if version is None:
+        return SandboxStatus(False, (f"{bwrap} --version failed",), bwrap)
+    nums = tuple(int(x) for x in version.split(".")[:2] if x.isdigit())
+    problems: list[str] = []
+    seccomp = True
+    try:
+        _seccomp_bpf()
+    except ImportError:
+        seccomp = False
+        problems.append(
+            "no Python binding of libseccomp is installed "
+            "(pip install pyseccomp, or apt-get install python3-seccomp)"
+        )
+    except Exception as exc:  # libseccomp itself missing or too old
+        seccomp = False
+        problems.append(
+            f"the seccomp filter cannot be built ({type(exc).__name__}: {exc}; "
+            "apt-get install libseccomp2)"
+        )
+    try:
+        for d in (sb.state_path(), sb.cache_path()):
+            _safe_dir(d)
+    except SandboxError as exc:
+        problems.append(str(exc))
+    partial = SandboxStatus(
+        False,
+        tuple(problems),
+        bwrap,
+        version,
+        seccomp,
+        disable_userns=nums >= (0, 8),
+        per_slot_uid=_root(),
+    )
+    if problems:
+        return partial
+    # Run the probe process with the real machinery, as if the sandbox worked.
+    trial = SandboxStatus(
+        True, (), bwrap, version, True, partial.disable_userns, partial.per_slot_uid
+    )
+    try:
+        found = _run_probe(sb, trial)
+    except Exception as exc:
+        found = {"error": f"{type(exc).__name__}: {exc}"}
+    problems += _judge_probe(found)
+    return SandboxStatus(
+        not problems,
+        tuple(problems),
+        bwrap,
+        version,
+        seccomp,
+        partial.disable_userns,
+        partial.per_slot_uid,
+        found,
+    )
+
+
+def _bwrap_version(bwrap: str) -> str | None:
+    try:
+        out = subprocess.run(
+            [bwrap, "--version"], capture_output=True, text=True, timeout=10, env={}
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    words = out.stdout.split()
+    return words[-1] if out.returncode == 0 and words else None
+
+
+def _run_probe(sb: Sandbox, trial: SandboxStatus) -> dict[str, Any]:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        argv = [launch.python_executable(), "-I", "-S", "-B", "-c", _PROBE_CODE, str(port)]
+        proc = sb._spawn(argv, lang="python", bot=None, env=None, status=trial)
+        try:
+            out, err = proc.communicate(timeout=PROBE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return {"error": f"the probe process did not finish within {PROBE_TIMEOUT:g} s"}
+        try:
+            conn, _ = listener.accept()
+            conn.close()
+            reached = True
+        except BlockingIOError:
+            reached = False
+    finally:
+        listener.close()
+    if proc.returncode != 0:
+        text = err.decode("utf-8", "replace").strip().splitlines()
+        return {"error": f"the probe process failed: {text[-1] if text else proc.returncode}"}
+    try:
+        found: dict[str, Any] = json.loads(out)
+    except ValueError:
+        return {"error": f"the probe process printed {out[:200]!r}"}
+    found["reached_host"] = reached
+    return found
+
+
+def _judge_probe(found: dict[str, Any]) -> list[str]:
+    if "error" in found:
+        return [f"a sandboxed probe process does not run ({found['error']})"]
+    problems = []
+    if _root() and found.get("uid") == 0:
+        problems.append("the probe process ran as root")
+    extra = set(found.get("env", ())) - set(launch.BOT_ENV) - {"TMPDIR", "HOME", "PWD"}
+    if extra:
+        problems.append(f"the probe process saw environment variables {sorted(extra)}")
+    if found.get("init_environ") not in (0, "0"):
+        problems.append("the sandbox's pid 1 shows an environment")
+    if found.get("seccomp") != "2":
+        problems.append("the seccomp filter is not in force in the sandbox")
+    if found.get("reached_host") or found.get("net") == "connected":
+        problems.append("the probe process reached the network")
+    if found.get("etc"):
+        problems.append("the probe process sees /etc")
+    return problems
+
+
+def resolve_mode(
+    flag: bool | None = None,
+    *,
+    needed: bool = True,
+    sandbox: Sandbox | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Sandbox | None:
+    """The fail-closed rule: the Sandbox to run bot processes in, or None to run them bare.
+
+    ``flag`` is the command line's ``--sandbox`` (True) / ``--no-sandbox`` (False) / nothing
+    (None, then ``COW006_SANDBOX``: ``off`` runs bare, anything else wants the sandbox).
+    When the sandbox is wanted and does not work here, raises SandboxError (a Cow006Error)
+    with one sentence naming what is missing; nothing falls back to bare processes silently.
+    ``needed=False`` (every agent plays in-process: no bot process to confine) gives None
+    unless ``--sandbox`` was asked for explicitly.
+    """
+    env = os.environ if environ is None else environ
+    if not needed and not flag:
+        return None
+    if flag is None:
+        word = env.get(ENV_MODE, "").strip().lower()
+        if word in _OFF:
+            return None
+        if word and word not in _ON:
+            raise SandboxError(f"{ENV_MODE}={word!r}: expected on or off")
+    elif not flag:
+        return None
+    sb = sandbox or Sandbox()
+    status = probe(sb)
+    if not status.ok:
+        raise SandboxError(
+            f"the sandbox is required but not available: {status.reason}; "
+            f"run with --no-sandbox (or {ENV_MODE}=off) to run bots without isolation"
+        )
+    return sb
+
+
+def log_entry(sandbox: Sandbox | None) -> dict[str, Any] | bool:
+    """The match log's ``sandbox`` field: False for bare processes, else what isolated them."""
+    return False if sandbox is None else sandbox.describe()
+
+
+def launcher(sandbox: Sandbox | None) -> Callable[[str | Path], subprocess.Popen[bytes]]:
+    """The RemoteAgent launcher for a mode from ``resolve_mode``."""
+    return launch.launch if sandbox is None else sandbox.launch
+
+
+# -- the seccomp filter --------------------------------------------------------------------------
+_bpf_cache: list[bytes] = []
+
+
+def _seccomp_module() -> Any:
+    try:
+        import pyseccomp as sc  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        import seccomp as sc  # type: ignore[import-not-found,no-redef,unused-ignore]
+    return sc
+
+
+def seccomp_filter() -> Any:
+    """The libseccomp filter of the sandbox (default allow; see DENIED_SYSCALLS)."""
+    sc = _seccomp_module()
+    f = sc.SyscallFilter(sc.ALLOW)
+    eperm = sc.ERRNO(errno.EPERM)
+    for name in DENIED_SYSCALLS:
+        try:
+            f.add_rule(eperm, name)
+        except Exception:  # a syscall this architecture or libseccomp does not know
+            continue
+    for name in ("socket", "socketpair"):
+        f.add_rule(eperm, name, sc.Arg(0, sc.NE, socket.AF_UNIX))
+    for flag in CLONE_NS_FLAGS:
+        f.add_rule(eperm, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    with contextlib.suppress(Exception):
+        f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    return f
+
+
+def _seccomp_bpf() -> bytes:
+    """The compiled BPF program (built once per process)."""
+    if _bpf_cache:
+        return _bpf_cache[0]
+    f = seccomp_filter()
+    rfd, wfd = os.pipe()
+    try:
+        with os.fdopen(wfd, "wb", closefd=False) as w:
+            f.export_bpf(w)
+        os.close(wfd)
+        wfd = -1
+        chunks = []
+        while chunk := os.read(rfd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(rfd)
+        if wfd >= 0:
+            os.close(wfd)
+    bpf = b"".join(chunks)
+    if not bpf or len(bpf) % 8:
+        raise RuntimeError("libseccomp exported an empty or truncated filter")
+    _bpf_cache.append(bpf)
+    return bpf
+
+
+# -- what is bound into the sandbox ---------------------------------------------------------------
+_runtime_cache: dict[tuple[tuple[str, ...], str], list[tuple[str, str]]] = {}
+_runtime_lock = threading.Lock()
+
+
+def _top_symlinks() -> list[tuple[str, str]]:
+    """The host's top-level symlinks such as /lib -> usr/lib (merged /usr), mirrored inside."""
+    out = []
+    for link in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(link):
+            out.append((link, os.readlink(link)))
+    return out
+
+
+def _shared_libs(files: Iterable[str], cache: Path | None = None) -> list[str]:
+    """The shared libraries (and the dynamic loader) the given ELF files need, via ldd.
+
+    ldd is slow (a second for the ~70 extension modules of the stdlib), so the answer is
+    kept in ``cache`` (a directory only this user can write), keyed by the files' identity.
+    """
+    files = [f for f in files if os.path.isfile(f)]
+    if not files:
+        return []
+    saved = None
+    if cache is not None:
+        ident = "|".join(f"{f}:{os.stat(f).st_mtime_ns}:{os.stat(f).st_size}" for f in files)
+        saved = cache / f"libs-{hashlib.sha256(ident.encode()).hexdigest()[:20]}.json"
+        with contextlib.suppress(OSError, ValueError):
+            libs = json.loads(saved.read_text())
+            if isinstance(libs, list) and all(isinstance(x, str) for x in libs):
+                return libs
+    found = _ldd(files)
+    if saved is not None and found:
+        tmp = saved.with_suffix(f".{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(found))
+            os.replace(tmp, saved)
+    return found
+
+
+def _ldd(files: list[str]) -> list[str]:
+    try:
+        out = subprocess.run(
+            ["ldd", *files], capture_output=True, text=True, timeout=60, env={"LC_ALL": "C"}
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    libs: set[str] = set()
+    for line in out.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            target = line.split("=>", 1)[1].strip().split(" (")[0].strip()
+            if target.startswith("/"):
+                libs.add(target)
+        elif line.startswith("/") and " (0x" in line:
+            libs.add(line.split(" (")[0])
+    return sorted(libs)
+
+
+def _lib_dest(path: str) -> str:
+    """Where a library goes inside: its directory resolved (merged /usr), its name kept."""
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+def _runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
+    """(source, destination) read-only binds of a runtime: interpreter, stdlib, libraries and
+    the cow006 package.  Computed once per process; sources the slot uid cannot reach (an
+    interpreter under root's private home) are staged under ``cache_dir`` first."""
+    key = (sb._key(), lang)
+    with _runtime_lock:
+        if key in _runtime_cache:
+            return _runtime_cache[key]
+        binds = _compute_runtime_binds(sb, lang)
+        _runtime_cache[key] = binds
+        return binds
+
+
+def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
+    binds: list[tuple[str, str]] = []
+    elf: list[str] = []
+    if lang == "node":
+        exe = os.path.realpath(launch.node_executable())
+        binds.append((_reachable(sb, exe), exe))
+        elf.append(exe)
+    else:
+        exe = launch.python_executable()
+        binds.append((_reachable(sb, exe), exe))
+        elf.append(exe)
+        stdlib = os.path.realpath(sysconfig.get_path("stdlib"))
+        source = _reachable(sb, stdlib, skip=STDLIB_SKIP)
+        binds.append((source, stdlib))
+        if source == stdlib:  # bound as it is: hide the host's installed packages
+            for name in ("site-packages", "dist-packages"):
+                if os.path.isdir(os.path.join(stdlib, name)):
+                    binds.append(("", os.path.join(stdlib, name)))
+        dynload = sysconfig.get_config_var("DESTSHARED") or os.path.join(stdlib, "lib-dynload")
+        dynload = os.path.realpath(dynload)
+        if os.path.isdir(dynload):
+            if not (dynload + "/").startswith(stdlib + "/"):
+                binds.append((_reachable(sb, dynload), dynload))
+            elf += [
+                os.path.join(dynload, n)
+                for n in sorted(os.listdir(dynload))
+                if n.endswith(".so") and not n.startswith("_tkinter")
+            ]
+        sdk = os.path.join(launch.sdk_dir(), "cow006")
+        binds.append((_reachable(sb, sdk, skip=frozenset({"__pycache__"})), f"{SDK_DEST}/cow006"))
+    seen = {dest for _, dest in binds}
+    cache = sb.cache_path()
+    _safe_dir(cache)
+    libs = {}
+    for lib in _shared_libs(elf, cache):
+        dest = _lib_dest(lib)
+        if dest not in seen:
+            seen.add(dest)
+            libs[dest] = os.path.realpath(lib)
+    if _root():  # one bind per library directory (each bind costs bwrap a mountinfo scan)
+        binds += _lib_dirs(sb, libs, [dest for _, dest in binds])
+    else:
+        binds += [(src, dest) for dest, src in libs.items()]
+    return sorted(binds, key=lambda b: b[1].split("/"))  # a directory before what is in it
+
+
+def _lib_dirs(sb: Sandbox, libs: Mapping[str, str], others: Sequence[str]) -> list[tuple[str, str]]:
+    """Stage the libraries of each destination directory together (hard links, named as the
+    loader looks for them) and bind each such directory once; a directory that holds
+    another bind (libpython beside the stdlib) gets its files bound one by one instead."""
+    by_dir: dict[str, dict[str, str]] = {}
+    for dest, src in libs.items():
+        by_dir.setdefault(os.path.dirname(dest), {})[os.path.basename(dest)] = src
+    out = []
+    for dest_dir, files in sorted(by_dir.items()):
+        if any((o + "/").startswith(dest_dir + "/") for o in others):
+            for name, src in sorted(files.items()):
+                out.append((_reachable(sb, src), f"{dest_dir}/{name}"))
+        else:
+            out.append((_stage_lib_dir(sb.cache_path(), files), dest_dir))
+    return out
+
+
+def _stage_lib_dir(cache: Path, files: Mapping[str, str]) -> str:
+    """A directory of hard links (copies across file systems) to ``files`` (name -> source)
+    under ``cache``, keyed by the sources' identity."""
+    ident = "|".join(
+        f"{name}:{src}:{os.stat(src).st_mtime_ns}:{os.stat(src).st_size}"
+        for name, src in sorted(files.items())
+    )
+    target = cache / f"lib-{hashlib.sha256(ident.encode()).hexdigest()[:20]}"
+    if not target.is_dir():
+        tmp = cache / f".{target.name}.{os.getpid()}.{threading.get_ident()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(mode=0o755)
+        os.chmod(tmp, 0o755)
+        for name, src in files.items():
+            _link_or_copy(src, str(tmp / name))
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another process staged it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    return str(target)
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Whether a user other than the owner can reach and read ``path`` (every ancestor
+    searchable by others, the path itself readable by others)."""
+    p = Path(path)
+    for parent in reversed(p.parents):
+        try:
+            mode = parent.stat().st_mode
+        except OSError:
+            return False
+        if not mode & stat.S_IXOTH:
+            return False
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return False
+    need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & need == need
+
+
+def _reachable(sb: Sandbox, path: str, skip: frozenset[str] = frozenset()) -> str:
+    """``path`` itself if the slot uid can reach it, else a staged copy (hard links where the
+    file system allows) under ``cache_dir``, keyed by the source's identity."""
+    if not _root() or _reachable_by_others(path):
+        return path
+    st = os.stat(path)
+    ident = f"{path}|{st.st_dev}|{st.st_ino}|{st.st_mtime_ns}|{st.st_size}|{sorted(skip)}"
+    if stat.S_ISDIR(st.st_mode):
+        ident += "|" + _tree_ident(path, skip)
+    key = hashlib.sha256(ident.encode()).hexdigest()[:20]
+    root = sb.cache_path()
+    _safe_dir(root)
+    dest = root / key
+    target = dest / os.path.basename(path)
+    if target.exists():
+        return str(target)
+    tmp = root / f".{key}.{os.getpid()}.{threading.get_ident()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(mode=0o755)
+    os.chmod(tmp, 0o755)
+    if stat.S_ISDIR(st.st_mode):
+        _copy_tree(path, str(tmp / os.path.basename(path)), skip)
+    else:
+        _link_or_copy(path, str(tmp / os.path.basename(path)))
+    try:
+        os.rename(tmp, dest)
+    except OSError:  # another process staged it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(target)
+
+
+def _tree_ident(path: str, skip: frozenset[str]) -> str:
+    """A cheap fingerprint of a tree: the mtimes of its directories."""
+    h = hashlib.sha256()
+    for root, dirs, _ in os.walk(path):
+        if root == path:
+            dirs[:] = [d for d in dirs if d not in skip]
+        dirs.sort()
+        with contextlib.suppress(OSError):
+            h.update(f"{root}|{os.stat(root).st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def _link_or_copy(src: str, dest: str) -> None:
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copy2(src, dest)
+    mode = os.stat(dest).st_mode
+    if not mode & stat.S_IROTH:  # a private copy (never a shared inode) may be opened up
+        with contextlib.suppress(OSError):
+            if os.stat(src).st_ino != os.stat(dest).st_ino:
+                os.chmod(dest, mode | stat.S_IROTH | (stat.S_IXOTH if mode & stat.S_IXUSR else 0))
+
+
+def _copy_tree(src: str, dest: str, skip: frozenset[str]) -> None:
+    for root, dirs, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        out = dest if rel == "." else os.path.join(dest, rel)
+        if rel == ".":
+            dirs[:] = [d for d in dirs if d not in skip]
+        os.makedirs(out, mode=0o755, exist_ok=True)
+        os.chmod(out, 0o755)
+        for name in dirs:
+            full = os.path.join(root, name)
+            if os.path.islink(full):
+                os.symlink(os.readlink(full), os.path.join(out, name))
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for name in files:
+            full = os.path.join(root, name)
+            if os.path.islink(full):
+                os.symlink(os.readlink(full), os.path.join(out, name))
+            elif os.path.isfile(full):
+                _link_or_copy(full, os.path.join(out, name))
+
+
+def _bot_source(sb: Sandbox, bot: Path, lease: _Lease) -> Path:
+    """The bot's file or folder to bind at /bot: itself when the slot uid can read all of
+    it, else a fresh copy for this lease (made world-readable; symlinks copied as links)."""
+    bot = bot.resolve()
+    if not _root() or _bot_readable(bot):
+        return bot
+    stage = sb.state_path() / f"bot-{lease.uid}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(mode=0o755)
+    os.chmod(stage, 0o755)
+    lease.stage = stage
+    if bot.is_dir():
+        shutil.copytree(bot, stage / "bot", symlinks=True, ignore=shutil.ignore_patterns(".*"))
+        target = stage / "bot"
+    else:
+        shutil.copy(bot, stage / bot.name)
+        target = stage / bot.name
+    for root, dirs, files in os.walk(target):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o755)
+        for name in files:
+            full = os.path.join(root, name)
+            if not os.path.islink(full):
+                os.chmod(full, 0o644)
+    os.chmod(target, 0o755 if target.is_dir() else 0o644)
+    return target
+
+
+def _bot_readable(bot: Path) -> bool:
+    if not _reachable_by_others(str(bot)):
+        return False
+    if bot.is_dir():
+        for root, dirs, files in os.walk(bot):
+            for name in dirs:
+                mode = os.lstat(os.path.join(root, name)).st_mode
+                if stat.S_ISDIR(mode) and mode & 0o005 != 0o005:
+                    return False
+            for name in files:
+                mode = os.lstat(os.path.join(root, name)).st_mode
+                if stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+                    return False
+    return True
+
+
+def _safe_dir(path: Path) -> None:
+    """Create ``path`` owned by us, writable by us alone (0711: others may pass through to
+    what is staged inside, but not list it); refuse one that someone else could change."""
+    try:
+        path.mkdir(mode=0o711, parents=True, exist_ok=True)
+        st = os.lstat(path)
+    except OSError as exc:
+        raise SandboxError(f"cannot create the sandbox directory {path}: {exc}") from None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise SandboxError(
+            f"the sandbox directory {path} must be a directory owned by uid {os.geteuid()} "
+            "and writable by it alone"
+        )
+    if st.st_mode & 0o777 != 0o711:
+        os.chmod(path, 0o711)
+
+
+# -- slots, uids and processes ------------------------------------------------------------------
+class _Lease:
+    """One slot held by one bot process: its uid, its lock, and what was staged for it."""
+
+    def __init__(self, uid: int, lock_fd: int) -> None:
+        self.uid = uid
+        self.lock_fd = lock_fd
+        self.stage: Path | None = None
+        self.killed = 0  # processes of the uid found alive and killed at release
+        self.clean: bool | None = None  # whether none of them remained at release
+        self._mutex = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        """Kill and reap whatever the uid still runs, drop the staged files, free the slot."""
+        with self._mutex:
+            if self._released:
+                return
+            self._released = True
+        try:
+            if _root():
+                self.killed, self.clean = _purge_uid(self.uid)
+                if self.clean:
+                    _mark(self.lock_fd, b"clean")
+            else:
+                self.clean = True
+            if self.stage is not None:
+                shutil.rmtree(self.stage, ignore_errors=True)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.lock_fd)
+
+
+def _mark(fd: int, word: bytes) -> None:
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, word, 0)
+
+
+_reserved: dict[int, bool] = {}
+
+
+def _uid_usable(uid: int) -> bool:
+    """A slot uid must be unused on the machine, or one of ours (cow006-sb*)."""
+    if uid not in _reserved:
+        try:
+            name = pwd.getpwuid(uid).pw_name
+            _reserved[uid] = name.startswith("cow006")
+        except KeyError:
+            _reserved[uid] = True
+    return _reserved[uid]
+
+
+def _acquire(sb: Sandbox) -> _Lease:
+    """Take a free slot (an flock on its lock file) and make sure its uid runs nothing."""
+    state = sb.state_path()
+    _safe_dir(state)
+    if not _root():
+        fd = os.open(state / "host.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        return _Lease(os.getuid(), fd)
+    deadline = time.monotonic() + sb.slot_wait
+    order = range(sb.slots)  # the lowest free slot: a recently released one skips its purge
+    while True:
+        for n in order:
+            uid = sb.uid_base + n
+            if not _uid_usable(uid):
+                continue
+            fd = os.open(state / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            # A slot released cleanly says so in its lock file; otherwise (a host that died
+            # holding it, say) its uid is purged first.
+            if os.pread(fd, 16, 0) == b"clean" or _purge_uid(uid)[1]:
+                _mark(fd, b"busy")
+                return _Lease(uid, fd)
+            os.close(fd)  # something of that uid will not die: try another slot
+        if time.monotonic() >= deadline:
+            raise SandboxError(
+                f"all {sb.slots} sandbox slots (uids {sb.uid_base}..{sb.uid_base + sb.slots - 1})"
+                f" stayed busy for {sb.slot_wait:g} s"
+            )
+        time.sleep(0.02)
+
+
+def _uid_procs(uid: int) -> list[tuple[int, int, str]]:
+    """(pid, ppid, state) of every process whose real uid is ``uid`` (from /proc/*/status;
+    the owner of /proc/PID is not reliable: a non-dumpable process shows as root)."""
+    out = []
+    want = f"\t{uid}\t"
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as f:
+                head = f.read(1024).decode("ascii", "replace")
+        except OSError:
+            continue
+        ppid, state, uids = 0, "?", ""
+        for line in head.splitlines():
+            if line.startswith("State:"):
+                state = line.split()[1]
+            elif line.startswith("PPid:"):
+                ppid = int(line.split()[1])
+            elif line.startswith("Uid:"):
+                uids = line[4:] + "\t"
+                break
+        if uids.startswith(want):
+            out.append((int(name), ppid, state))
+    return out
+
+
+def _purge_uid(uid: int, timeout: float = 5.0) -> tuple[int, bool]:
+    """SIGKILL every process of ``uid`` and reap those that are our children, until none is
+    left.  Returns (how many live ones were killed, whether the uid is clear)."""
+    me = os.getpid()
+    killed: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while True:
+        procs = _uid_procs(uid)
+        if not procs:
+            return len(killed), True
+        reaped = False
+        for pid, ppid, state in procs:
+            if state not in ("Z", "X"):
+                killed.add(pid)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            if ppid == me:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    reaped = os.waitpid(pid, os.WNOHANG)[0] == pid or reaped
+        if time.monotonic() >= deadline:
+            return len(killed), False
+        if not reaped:
+            time.sleep(0.001)
+
+
+_subreaper_set: list[bool] = []
+
+
+def _become_subreaper() -> None:
+    """Make this process a child subreaper: orphans of bot processes (bwrap's pid 1, once
+    bwrap is killed) are reparented here and reaped by ``_purge_uid``."""
+    if _subreaper_set or not _root():
+        return
+    _subreaper_set.append(True)
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+class SandboxedProcess(subprocess.Popen[bytes]):
+    """A bwrap process holding a slot.  The slot is released (its uid purged of every
+    process) as soon as the process has been reaped by ``wait`` or ``poll``, or when the
+    object is collected."""
+
+    def __init__(self, args: Sequence[str], *, lease: _Lease, **kwargs: Any) -> None:
+        self.lease = lease
+        super().__init__(list(args), **kwargs)
+        self._release = weakref.finalize(self, lease.release)
+
+    def _hand_off(self, ctl: socket.socket) -> None:
+        """Make the bot's stdin/stdout pipes and send its ends over ``ctl``: after this, the
+        bot is the only process that holds them."""
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        try:
+            socket.send_fds(ctl, [b"p"], [in_r, out_w])
+        except OSError:
+            for fd in (in_w, out_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(in_r)
+            os.close(out_w)
+        self.stdin = os.fdopen(in_w, "wb", buffering=0)
+        self.stdout = os.fdopen(out_r, "rb", buffering=0)
+
+    def poll(self) -> int | None:
+        code = super().poll()
+        if code is not None:
+            self._release()
+        return code
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = super().wait(timeout)
+        self._release()
+        return code

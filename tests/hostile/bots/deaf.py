@@ -1,0 +1,15 @@
+"""Attack: after ready it never reads its input again, while the host writes views (timeout).
+
+Speaks the protocol by hand."""
+
+import sys
+import time
+
+from cow006 import bot
+
+ch = bot.channel
+hello = ch.recv()
+ch.send({"type": "ready", "protocol": 1, "name": "deaf"})
+print("ATTACK deaf", file=sys.stderr, flush=True)
+while True:
+    time.sleep(1)

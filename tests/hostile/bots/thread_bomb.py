@@ -1,0 +1,27 @@
+"""Attack: a thread bomb (threads count against RLIMIT_NPROC too)."""
+
+import sys
+import threading
+import time
+
+from cow006 import Agent
+
+
+class Bot(Agent):
+    fired = False
+
+    def play(self, view):
+        if not self.fired:
+            self.fired = True
+            print("ATTACK thread_bomb", file=sys.stderr, flush=True)
+            made = 0
+            for _ in range(2000):
+                try:
+                    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+                except RuntimeError:
+                    break
+                made += 1
+            print(f"thread_bomb: {made} threads", file=sys.stderr, flush=True)
+            if made > 40:
+                print(f"ESCAPED: started {made} threads", file=sys.stderr, flush=True)
+        return min(view.hand)
