@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from cow006 import Agent, MatchInfo, View, play_match
 
 

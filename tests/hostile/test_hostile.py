@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cow006 import bots, play_match, sandbox, verify
 from cow006.host import Limits, RemoteAgent
 

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from cow006.cli import app
 from typer.testing import CliRunner
+
+from cow006.cli import app
 
 runner = CliRunner()
 

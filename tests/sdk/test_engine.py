@@ -6,6 +6,7 @@ import random
 from typing import Any
 
 import pytest
+
 from cow006 import CardNotInHandError, InvalidRowError, SetupError, engine
 from cow006.cards import HAND_SIZE
 

@@ -11,6 +11,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
+
 from cow006 import engine
 from cow006.cards import HEADS, TOTAL_HEADS, heads, heads_of
 from cow006.engine import State, Take

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cow006 import Agent, AgentLoadError, MatchInfo, engine, play_match, verify
 from cow006.faults import FATAL_KINDS, MAX_FAULTS, BotFault
 from cow006.host import Limits, RemoteAgent, probe

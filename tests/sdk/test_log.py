@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from cow006 import FORMAT, LogError, verify
 from cow006.log import dumps, read, write
 

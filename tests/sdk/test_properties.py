@@ -14,11 +14,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from cow006 import engine, play_match, verify
 from cow006.cards import END_SCORE, HAND_SIZE, HEADS, heads_of
 from cow006.engine import State, Take
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 DECK = list(range(1, 105))
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from cow006 import View, engine, protocol
 from cow006.faults import FAULT_KINDS, BotFault
 from cow006.view import observe

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from cow006 import (
     FORMAT,
     Agent,

@@ -10,6 +10,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+
 from cow006 import Cow006Error, sandbox
 from cow006.sandbox import Sandbox, SandboxError, SandboxStatus
 

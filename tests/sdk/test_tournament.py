@@ -7,10 +7,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from cow006 import tournament as tour
 from cow006.cli import app
 from cow006.errors import SetupError
-from typer.testing import CliRunner
 
 runner = CliRunner()
 

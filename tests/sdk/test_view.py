@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+
 from cow006 import Agent, MatchInfo, View, engine, observe, play_match
 from cow006.cards import heads_of
 

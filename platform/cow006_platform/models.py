@@ -1,0 +1,303 @@
+"""The data model (SQLAlchemy 2, typed ``Mapped``): the platform's source of truth.
+
+Users own agents; an agent has numbered versions (uploaded code); ladders rate the version
+each entrant has made active there; leagues play a fixed field of frozen versions; every
+match, whatever its kind, has one seat per participating version.  Logs are stored apart
+from the match rows (compressed) so that listing matches stays cheap.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Enum,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+def _enum(cls: type[enum.Enum]) -> Enum:
+    # Stored as plain strings (no native PostgreSQL enum), so adding a state is a code change.
+    return Enum(cls, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e])
+
+
+class VersionStatus(enum.StrEnum):
+    pending = "pending"
+    active = "active"
+    rejected = "rejected"
+
+
+class LadderState(enum.StrEnum):
+    open = "open"
+    paused = "paused"
+    closed = "closed"
+
+
+class LeagueState(enum.StrEnum):
+    scheduled = "scheduled"
+    running = "running"
+    finished = "finished"
+
+
+class MatchKind(enum.StrEnum):
+    ladder = "ladder"
+    league = "league"
+    challenge = "challenge"
+
+
+class MatchStatus(enum.StrEnum):
+    queued = "queued"
+    running = "running"
+    finished = "finished"
+    failed = "failed"
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    # sha256 of the API token; the token itself is shown once and never stored.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    agents: Mapped[list[Agent]] = relationship(back_populates="owner")
+
+
+class Agent(Base):
+    __tablename__ = "agents"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    owner: Mapped[User] = relationship(back_populates="agents")
+    versions: Mapped[list[AgentVersion]] = relationship(
+        back_populates="agent", order_by="AgentVersion.number"
+    )
+
+
+class AgentVersion(Base):
+    __tablename__ = "agent_versions"
+    __table_args__ = (
+        UniqueConstraint("agent_id", "number"),
+        UniqueConstraint("agent_id", "sha256"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    agent_id: Mapped[int] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"), index=True)
+    number: Mapped[int] = mapped_column(Integer)  # 1, 2, ... per agent
+    sha256: Mapped[str] = mapped_column(String(64))
+    filename: Mapped[str] = mapped_column(String(255))  # as uploaded: bot.py or NAME.zip
+    size: Mapped[int] = mapped_column(Integer)  # bytes uploaded
+    unpacked_size: Mapped[int] = mapped_column(Integer)
+    files: Mapped[int] = mapped_column(Integer)
+    status: Mapped[VersionStatus] = mapped_column(
+        _enum(VersionStatus), default=VersionStatus.pending
+    )
+    # Why a version was rejected (import error with traceback, timeout, illegal moves): owner only.
+    reason: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    validated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+    agent: Mapped[Agent] = relationship(back_populates="versions")
+
+    @property
+    def label(self) -> str:
+        return f"{self.agent.name}@{self.number}"
+
+
+class Ladder(Base):
+    __tablename__ = "ladders"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(60), unique=True)
+    state: Mapped[LadderState] = mapped_column(_enum(LadderState), default=LadderState.open)
+    players: Mapped[int] = mapped_column(Integer, default=4)
+    decision_time: Mapped[float] = mapped_column(Float, default=1.0)
+    time_bank: Mapped[float] = mapped_column(Float, default=10.0)
+    mu: Mapped[float] = mapped_column(Float, default=25.0)
+    sigma: Mapped[float] = mapped_column(Float, default=25.0 / 3)
+    beta: Mapped[float] = mapped_column(Float, default=25.0 / 6)
+    tau: Mapped[float] = mapped_column(Float, default=25.0 / 300)
+    draw_probability: Mapped[float] = mapped_column(Float, default=0.05)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LadderEntry(Base):
+    """An agent entered in a ladder, with the version its owner made active there."""
+
+    __tablename__ = "ladder_entries"
+    __table_args__ = (UniqueConstraint("ladder_id", "agent_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"), index=True)
+    agent_id: Mapped[int] = mapped_column(ForeignKey("agents.id", ondelete="CASCADE"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("agent_versions.id"))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)  # False once withdrawn
+    entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    agent: Mapped[Agent] = relationship()
+    version: Mapped[AgentVersion] = relationship()
+
+
+class Rating(Base):
+    """TrueSkill rating of one agent version in one ladder (or league)."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (
+        UniqueConstraint("ladder_id", "version_id"),
+        Index("ix_ratings_ladder_conservative", "ladder_id", "conservative"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("agent_versions.id", ondelete="CASCADE"))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    conservative: Mapped[float] = mapped_column(Float)  # mu - 3 sigma, indexed for the leaderboard
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    last_played_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+    version: Mapped[AgentVersion] = relationship()
+
+
+class RatingPoint(Base):
+    """One point of rating history: a version's rating right after one match."""
+
+    __tablename__ = "rating_points"
+    __table_args__ = (Index("ix_rating_points_version", "version_id", "ladder_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
+    version_id: Mapped[int] = mapped_column(ForeignKey("agent_versions.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class League(Base):
+    __tablename__ = "leagues"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(60), unique=True)
+    state: Mapped[LeagueState] = mapped_column(_enum(LeagueState), default=LeagueState.scheduled)
+    table_size: Mapped[int] = mapped_column(Integer, default=4)
+    rounds: Mapped[int] = mapped_column(Integer, default=1)
+    decision_time: Mapped[float] = mapped_column(Float, default=1.0)
+    time_bank: Mapped[float] = mapped_column(Float, default=10.0)
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    entrants: Mapped[list[LeagueEntrant]] = relationship(
+        back_populates="league", order_by="LeagueEntrant.id"
+    )
+
+
+class LeagueEntrant(Base):
+    """A league's entrant: an agent version frozen at entry."""
+
+    __tablename__ = "league_entrants"
+    __table_args__ = (UniqueConstraint("league_id", "version_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    league_id: Mapped[int] = mapped_column(ForeignKey("leagues.id", ondelete="CASCADE"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("agent_versions.id"))
+
+    league: Mapped[League] = relationship(back_populates="entrants")
+    version: Mapped[AgentVersion] = relationship()
+
+
+class Match(Base):
+    __tablename__ = "matches"
+    __table_args__ = (
+        Index("ix_matches_ladder_status", "ladder_id", "status", "id"),
+        Index("ix_matches_status_id", "status", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[MatchKind] = mapped_column(_enum(MatchKind))
+    ladder_id: Mapped[int | None] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
+    league_id: Mapped[int | None] = mapped_column(ForeignKey("leagues.id", ondelete="CASCADE"))
+    league_round: Mapped[int | None] = mapped_column(Integer, default=None)
+    requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    rated: Mapped[bool] = mapped_column(Boolean, default=True)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[MatchStatus] = mapped_column(_enum(MatchStatus), default=MatchStatus.queued)
+    # Set in the same transaction as status=finished: the rating update happened exactly once.
+    rating_applied: Mapped[bool] = mapped_column(Boolean, default=False)
+    scores: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    ranks: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    faults: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    # Execution bookkeeping (the workers' lease; attempts counts runs started).
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[str | None] = mapped_column(String(120), default=None)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+    seats: Mapped[list[MatchSeat]] = relationship(back_populates="match", order_by="MatchSeat.seat")
+
+
+class MatchSeat(Base):
+    __tablename__ = "match_seats"
+    __table_args__ = (
+        UniqueConstraint("match_id", "seat"),
+        Index("ix_match_seats_version", "version_id", "match_id"),
+        Index("ix_match_seats_agent", "agent_id", "match_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"))
+    seat: Mapped[int] = mapped_column(Integer)
+    version_id: Mapped[int] = mapped_column(ForeignKey("agent_versions.id"))
+    agent_id: Mapped[int] = mapped_column(ForeignKey("agents.id"))  # denormalised for filters
+    score: Mapped[int | None] = mapped_column(Integer, default=None)
+    rank: Mapped[int | None] = mapped_column(Integer, default=None)
+    faults: Mapped[int] = mapped_column(Integer, default=0)
+    forfeited: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The bot's stderr for this match (bounded by the host): readable by the agent's owner alone.
+    stderr: Mapped[str | None] = mapped_column(Text, default=None)
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    version: Mapped[AgentVersion] = relationship()
+
+
+class MatchLog(Base):
+    """The cow006-match-1 log of a finished match, gzip-compressed JSON."""
+
+    __tablename__ = "match_logs"
+
+    match_id: Mapped[int] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    body: Mapped[bytes] = mapped_column(LargeBinary)
