@@ -209,7 +209,7 @@ class Match:
             cards.append(fallback_card(hand))
         takes = engine.play_turn(st, cards, self._choose_row, checked=True)
         self._revealed = (*revealed, tuple(cards))
-        return {"cards": cards, "takes": takes, "rows": [r[:] for r in st.rows]}
+        return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
 
     # -- the match -------------------------------------------------------------------------
     def play_round(self) -> dict[str, Any]:
