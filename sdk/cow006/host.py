@@ -345,7 +345,11 @@ class RemoteAgent(Agent):
                     final = True
 
     def _ended(self, what: str) -> str:
-        """A fault detail for a bot that went away: how it ended and its last stderr."""
+        """A fault detail for a bot that went away: how it ended.
+
+        Never its stderr: fault details go into the public match log, and a seat's stderr is
+        for its owner alone (``probe`` adds the stderr tail to its own, private, message).
+        """
         proc = self._proc
         code = None
         if proc is not None:
@@ -356,7 +360,7 @@ class RemoteAgent(Agent):
             self._drain_now()
         when = "" if self._started else " before it was ready"
         status = "" if code is None else f" (exit status {code})"
-        return f"the bot {what}{when}{status}{self._tail()}"
+        return f"the bot {what}{when}{status}"
 
     def _tail(self) -> str:
         lines = [ln for ln in self.stderr.strip().splitlines() if ln.strip()]
@@ -387,7 +391,7 @@ class RemoteAgent(Agent):
             if fault.kind == "crash":  # its detail already says how it ended
                 raise BotFault("startup", fault.detail) from None
             detail = fault.detail if fault.kind == "startup" else f"{fault.kind}: {fault.detail}"
-            raise BotFault("startup", detail + self._tail()) from None
+            raise BotFault("startup", detail) from None
         if msg.get("type") == protocol.ERROR:
             text = msg.get("message")
             raise BotFault("startup", text if isinstance(text, str) else repr(text))
@@ -474,5 +478,8 @@ def probe(
             agent.start()
             agent.on_match_start(MatchInfo(seat=0, n_players=2, seed=0, names=("probe", "probe")))
         except BotFault as fault:
-            raise AgentLoadError(fault.detail or fault.kind) from None
+            detail = fault.detail or fault.kind
+            if "failed to import" not in detail:  # the import error already says it all
+                detail += agent._tail()
+            raise AgentLoadError(detail) from None
         return agent.reported_name or agent.name

@@ -303,6 +303,9 @@ def test_exit_mid_match_is_a_crash() -> None:
     (fault,) = check_faults(log, 0, {"crash"})
     assert (fault["round"], fault["turn"]) == (0, 3) and "exit status 3" in fault["detail"]
     assert agent.returncode == 3
+    # stderr is for the seat's owner: in the agent's buffer, never in the public log
+    assert "owner-only secret" in agent.stderr
+    assert "owner-only secret" not in json.dumps(log)
 
 
 def test_closing_stdout_is_a_crash() -> None:
