@@ -145,7 +145,9 @@ class Ladder(Base):
     sigma: Mapped[float] = mapped_column(Float, default=25.0 / 3)
     beta: Mapped[float] = mapped_column(Float, default=25.0 / 6)
     tau: Mapped[float] = mapped_column(Float, default=25.0 / 300)
-    draw_probability: Mapped[float] = mapped_column(Float, default=0.05)
+    # ratings.DEFAULT_DRAW_PROBABILITY: the measured tie rate of two players' totals (a test
+    # keeps the two equal; docs/ratings.md says how it was measured).
+    draw_probability: Mapped[float] = mapped_column(Float, default=0.011)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

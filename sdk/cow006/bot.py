@@ -12,10 +12,10 @@ the live ``channel`` of this module.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -67,6 +67,19 @@ class Channel:
 channel: Channel | None = None
 
 
+def _print_exc() -> None:
+    """Print the exception being handled to stderr.  ``traceback`` is imported here, on the
+    error paths only: a bot process imports just what serving a healthy bot needs."""
+    exc = sys.exc_info()[1]
+    try:
+        import traceback
+
+        traceback.print_exc()
+    except Exception:  # no memory or no file descriptor left for the import: be brief
+        with contextlib.suppress(Exception):
+            print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def describe_load_error(path: str, exc: BaseException) -> str:
     """One sentence for a bot that cannot be loaded: file, exception and line."""
     p = Path(path)
@@ -80,11 +93,14 @@ def describe_load_error(path: str, exc: BaseException) -> str:
         return str(exc)
     folder = file.resolve().parent
     line = ""
-    for frame, lineno in traceback.walk_tb(cause.__traceback__):
-        f = Path(frame.f_code.co_filename)
-        if folder in f.parents:  # the deepest frame in the bot's own code, helpers included
+    tb = cause.__traceback__
+    while tb is not None:  # the deepest frame in the bot's own code, helpers included
+        f = Path(tb.tb_frame.f_code.co_filename)
+        if folder in f.parents:
             rel = f.relative_to(folder).as_posix()
-            line = f" (line {lineno})" if rel == file.name else f" ({rel} line {lineno})"
+            where = f"line {tb.tb_lineno}"
+            line = f" ({where})" if rel == file.name else f" ({rel} {where})"
+        tb = tb.tb_next
     text = str(cause)
     what = f"{type(cause).__name__}: {text}" if text else type(cause).__name__
     if isinstance(cause, SystemExit):
@@ -95,7 +111,7 @@ def describe_load_error(path: str, exc: BaseException) -> str:
 
 
 def _report(rid: int, exc: BaseException) -> dict[str, Any]:
-    traceback.print_exc()
+    _print_exc()
     return protocol.error_reply(rid, f"{type(exc).__name__}: {exc}"[:500])
 
 
@@ -117,7 +133,7 @@ def serve(agent: Agent, ch: Channel) -> int:
     try:
         agent.on_match_start(info)
     except Exception as exc:
-        traceback.print_exc()
+        _print_exc()
         ch.send(protocol.error(f"on_match_start failed: {type(exc).__name__}: {exc}"[:500]))
         return 1
     ch.send(protocol.ready(str(agent.name or "bot")))
@@ -144,7 +160,7 @@ def serve(agent: Agent, ch: Channel) -> int:
             else:  # a newer host's notice: ignoring it keeps old bots working
                 print(f"cow006.bot: ignoring unknown message type {kind!r}", file=sys.stderr)
         except Exception:  # notices have no reply: log the bug and keep serving
-            traceback.print_exc()
+            _print_exc()
     return 0
 
 
@@ -164,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         module = load_module(p)
         agent = agent_from_module(module, name=p.name if p.is_dir() else p.stem)
     except (Exception, SystemExit) as exc:
-        traceback.print_exc()
+        _print_exc()
         ch.send(protocol.error(describe_load_error(path, exc)))
         return 1
     try:

@@ -5,17 +5,24 @@ for a bot, and spawning it), so nothing else in the SDK knows how processes are 
 
 A Python bot runs on the real interpreter (not a venv shim) in isolated mode, without site
 packages: it sees the standard library and ``cow006`` only, exactly as inside the sandbox,
-and starts quickly.  A ``.js`` bot runs on node.  Every bot gets a clean, minimal
+and starts quickly.  The ``cow006`` it imports is a compiled copy (``compiled_sdk``): the
+host stages the package with its bytecode once into a cache directory that only the host
+writes, so no bot process compiles the SDK at start-up (bots run with ``-B`` and could not
+keep what they compiled anyway).  A ``.js`` bot runs on node.  Every bot gets a clean, minimal
 environment (nothing is inherited, so no secrets leak) and its own session, so the host can
 kill the bot together with anything it started.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from .errors import AgentLoadError
@@ -32,8 +39,113 @@ BOT_ENV: dict[str, str] = {
 
 
 def sdk_dir() -> str:
-    """The directory that contains the ``cow006`` package (put first on a bot's sys.path)."""
+    """The directory that contains the ``cow006`` package (its sources)."""
     return str(Path(__file__).resolve().parent.parent)
+
+
+def cache_dir() -> Path:
+    """Where the host keeps the compiled copy of the SDK for bots it runs unsandboxed (the
+    sandbox keeps its own under ``Sandbox.cache_path()``)."""
+    if os.geteuid() == 0:
+        return Path("/var/cache/cow006")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cow006"
+
+
+_staged: dict[str, str | None] = {}
+_staged_lock = threading.Lock()
+
+
+def compiled_sdk(cache: str | Path | None = None) -> str | None:
+    """A directory holding a copy of the ``cow006`` package with its bytecode, for bots to
+    put first on their sys.path; None if it cannot be made (bots then import the sources).
+
+    The copy is made once, under ``cache`` (default ``cache_dir()``), which must be a
+    directory of this user that no one else can write.  It is named after the content of
+    the sources and the interpreter's bytecode version, built in a temporary directory and
+    renamed into place (so it is complete or absent, and never changed afterwards), with
+    checked-hash ``.pyc`` files: a bytecode file is only used for the very source it was
+    compiled from.  The host itself never imports from it.
+    """
+    root = Path(cache) if cache is not None else cache_dir()
+    key = str(root)
+    with _staged_lock:
+        if key not in _staged:
+            try:
+                _staged[key] = _stage_sdk(root)
+            except Exception:  # an unusable cache only costs start-up time
+                _staged[key] = None
+        return _staged[key]
+
+
+def _private_dir(path: Path) -> bool:
+    """Create ``path`` (mode 0711) if needed; True if it is a directory of this user that
+    no one else can write (so nothing in it can have been put there by someone else)."""
+    with contextlib.suppress(OSError):
+        path.mkdir(mode=0o711, parents=True, exist_ok=True)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _stage_sdk(root: Path) -> str | None:
+    import importlib.util
+
+    if not _private_dir(root):
+        return None
+    src = Path(__file__).resolve().parent
+    files: dict[str, bytes] = {}
+    for folder, dirs, names in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(names):
+            full = os.path.join(folder, name)
+            if name.startswith(".") or not os.path.isfile(full) or os.path.islink(full):
+                continue
+            with open(full, "rb") as f:
+                files[os.path.relpath(full, src)] = f.read()
+    tag = sys.implementation.cache_tag
+    h = hashlib.sha256(importlib.util.MAGIC_NUMBER + tag.encode())
+    for rel, data in files.items():
+        h.update(f"\0{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    target = root / f"sdk-{h.hexdigest()[:24]}"
+    if (target / "cow006").is_dir():
+        return str(target)
+    import py_compile
+
+    tmp = root / f".{target.name}.{os.getpid()}.{threading.get_ident()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        pkg = tmp / "cow006"
+        for rel, data in files.items():
+            dest = pkg / rel
+            dest.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            with open(dest, "wb") as f:
+                f.write(data)
+            if dest.suffix == ".py":  # bytecode for the interpreter the bots run on
+                pyc = dest.parent / "__pycache__" / f"{dest.stem}.{tag}.pyc"
+                py_compile.compile(
+                    str(dest),
+                    cfile=str(pyc),
+                    dfile=str(target / "cow006" / rel),
+                    doraise=True,
+                    optimize=0,
+                    invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+                )
+        for folder, _dirs, names in os.walk(tmp):  # readable by the sandbox's slot uids
+            os.chmod(folder, 0o755)
+            for name in names:
+                os.chmod(os.path.join(folder, name), 0o644)
+        try:
+            os.rename(tmp, target)
+        except OSError:  # another host staged the same sources first
+            if not (target / "cow006").is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(target)
 
 
 def python_executable() -> str:
@@ -46,8 +158,9 @@ def node_executable() -> str:
 
 
 def bootstrap(sdk: str | None = None) -> str:
-    """The ``-c`` program of a Python bot: find cow006 at ``sdk``, then serve the protocol."""
-    where = sdk if sdk is not None else sdk_dir()
+    """The ``-c`` program of a Python bot: find cow006 at ``sdk`` (default: the compiled copy,
+    else the sources), then serve the protocol."""
+    where = sdk if sdk is not None else (compiled_sdk() or sdk_dir())
     return (
         f"import sys; sys.path.insert(0, {where!r}); "
         "from cow006.bot import main; sys.exit(main(sys.argv[1:]))"
@@ -71,12 +184,13 @@ def resolve(path: str | Path) -> tuple[str, Path]:
     raise AgentLoadError(f"{path}: a bot is a .py or .js file, or a folder with bot.py")
 
 
-def command_for(path: str | Path) -> list[str]:
-    """The argv that runs the bot at ``path`` (raises AgentLoadError if it is not a bot)."""
+def command_for(path: str | Path, *, sdk: str | None = None) -> list[str]:
+    """The argv that runs the bot at ``path`` (raises AgentLoadError if it is not a bot);
+    a Python bot finds cow006 in ``sdk`` (see ``bootstrap``)."""
     lang, file = resolve(path)
     if lang == "node":
         return [node_executable(), str(file)]
-    return [python_executable(), "-I", "-S", "-B", "-c", bootstrap(), str(file)]
+    return [python_executable(), "-I", "-S", "-B", "-c", bootstrap(sdk), str(file)]
 
 
 def workdir(path: str | Path) -> Path:

@@ -233,7 +233,7 @@ class Sandbox:
     def launch(self, path: str | Path) -> SandboxedProcess:
         """The ``RemoteAgent`` launcher: run the bot at ``path`` in the sandbox."""
         lang, file = launch.resolve(path)
-        argv = launch.command_for(path)
+        argv = launch.command_for(path, sdk=SDK_DEST)
         p = Path(path)
         bot_src = p.resolve() if p.is_dir() else file
         argv[-1] = f"{BOT_DEST}/{file.name}"  # the file itself, or bot.py in the folder
@@ -790,8 +790,22 @@ def _runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
         return binds
 
 
+def _sdk_source(sb: Sandbox) -> str:
+    """The ``cow006`` package to bind at /sdk/cow006: the host's compiled copy of it under
+    ``cache_dir`` (``launch.compiled_sdk``: sources and their bytecode, written by the host
+    alone and bound read-only, so a bot neither compiles the SDK at start-up nor can change
+    what another bot imports), or, if that cannot be made, the sources without bytecode."""
+    staged = launch.compiled_sdk(sb.cache_path())
+    if staged is not None:
+        return _reachable(sb, os.path.join(staged, "cow006"))
+    sdk = os.path.join(launch.sdk_dir(), "cow006")
+    return _reachable(sb, sdk, skip=frozenset({"__pycache__"}))
+
+
 def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
     binds: list[tuple[str, str]] = []
+    cache = sb.cache_path()
+    _safe_dir(cache)
     elf: list[str] = []
     if lang == "node":
         exe = os.path.realpath(launch.node_executable())
@@ -818,11 +832,9 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
                 for n in sorted(os.listdir(dynload))
                 if n.endswith(".so") and not n.startswith("_tkinter")
             ]
-        sdk = os.path.join(launch.sdk_dir(), "cow006")
-        binds.append((_reachable(sb, sdk, skip=frozenset({"__pycache__"})), f"{SDK_DEST}/cow006"))
+        binds.append((_sdk_source(sb), f"{SDK_DEST}/cow006"))
     seen = {dest for _, dest in binds}
     cache = sb.cache_path()
-    _safe_dir(cache)
     libs = {}
     for lib in _shared_libs(elf, cache):
         dest = _lib_dest(lib)
@@ -1054,7 +1066,7 @@ class _Lease:
             if _root():
                 self.killed, self.clean = _purge_uid(self.uid)
                 if self.clean:
-                    _mark(self.lock_fd, b"clean")
+                    _mark(self.lock_fd, _CLEAN)
             else:
                 self.clean = True
             if self.stage is not None:
@@ -1064,9 +1076,16 @@ class _Lease:
                 os.close(self.lock_fd)
 
 
+# What a slot's lock file says: both words have one length, so marking a slot is one pwrite
+# over the other word (an ftruncate can cost milliseconds: freeing blocks, discard).
+_CLEAN = b"clean"
+_BUSY = b"busy\n"
+
+
 def _mark(fd: int, word: bytes) -> None:
     with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
+        if os.fstat(fd).st_size > len(word):
+            os.ftruncate(fd, len(word))
         os.pwrite(fd, word, 0)
 
 
@@ -1106,8 +1125,8 @@ def _acquire(sb: Sandbox) -> _Lease:
                 continue
             # A slot released cleanly says so in its lock file; otherwise (a host that died
             # holding it, say) its uid is purged first.
-            if os.pread(fd, 16, 0) == b"clean" or _purge_uid(uid)[1]:
-                _mark(fd, b"busy")
+            if os.pread(fd, 16, 0) == _CLEAN or _purge_uid(uid)[1]:
+                _mark(fd, _BUSY)
                 return _Lease(uid, fd)
             os.close(fd)  # something of that uid will not die: try another slot
         if time.monotonic() >= deadline:
@@ -1120,28 +1139,36 @@ def _acquire(sb: Sandbox) -> _Lease:
 
 def _uid_procs(uid: int) -> list[tuple[int, int, str]]:
     """(pid, ppid, state) of every process whose real uid is ``uid`` (from /proc/*/status;
-    the owner of /proc/PID is not reliable: a non-dumpable process shows as root)."""
+    the owner of /proc/PID is not reliable: a non-dumpable process shows as root).
+
+    Every process's status is read, so this is kept lean (raw reads, a byte search for the
+    first ``Uid:`` line, which comes before any field a process can set but its escaped
+    name): it runs at least twice per released slot."""
     out = []
-    want = f"\t{uid}\t"
+    want = b"\t%d\t" % uid
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/status", "rb") as f:
-                head = f.read(1024).decode("ascii", "replace")
+            fd = os.open(f"/proc/{name}/status", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             continue
-        ppid, state, uids = 0, "?", ""
-        for line in head.splitlines():
+        try:
+            head = os.read(fd, 1024)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        at = head.find(b"\nUid:")
+        if at < 0 or not head.startswith(want, at + 5):
+            continue
+        ppid, state = 0, "?"
+        for line in head[:at].decode("ascii", "replace").splitlines():
             if line.startswith("State:"):
                 state = line.split()[1]
             elif line.startswith("PPid:"):
                 ppid = int(line.split()[1])
-            elif line.startswith("Uid:"):
-                uids = line[4:] + "\t"
-                break
-        if uids.startswith(want):
-            out.append((int(name), ppid, state))
+        out.append((int(name), ppid, state))
     return out
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from apitools import Api, RecordingExecutor
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -82,3 +83,24 @@ def engine(settings: Settings) -> Iterator[Engine]:
 @pytest.fixture
 def session_factory(engine: Engine) -> sessionmaker[Session]:
     return db.make_sessionmaker(engine)
+
+
+# --- the HTTP API (tests/platform/test_api_*.py, test_authz.py, test_schemathesis.py) -------
+
+
+@pytest.fixture
+def executor() -> RecordingExecutor:
+    return RecordingExecutor()
+
+
+@pytest.fixture
+def api(settings: Settings, executor: RecordingExecutor) -> Iterator[Api]:
+    """The app on a fresh database (SQLite and PostgreSQL) with a recording executor."""
+    from fastapi.testclient import TestClient
+
+    from cow006_platform.app import create_app
+
+    app = create_app(settings, executor=executor)
+    executor.session_factory = app.state.session_factory
+    with TestClient(app) as client:
+        yield Api(client, executor, app.state.session_factory)

@@ -17,6 +17,7 @@ its seed.  ``view.time_left`` only cuts sampling short as a safety cap.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 
 from ..cards import HEADS, ROW_LIMIT
 from ..view import View
@@ -25,59 +26,51 @@ from .simple import SeededAgent
 _H = HEADS
 _FULL = ROW_LIMIT
 
+# The simulation keeps the rows sorted by their last card: a card always lands on the row
+# whose end is the largest below it and replaces that end, so the order is kept, and the row
+# a card goes to is one ``bisect`` away.  Only a take of a row by a card below every end
+# changes the order: that row becomes the first.  The real row indices are only needed in
+# ``take_row``, which maps them back.
+Rows = tuple[list[int], list[int], list[int]]  # (ends ascending, lengths, heads)
+
+
+def _sorted_rows(triples: list[tuple[int, int, int]]) -> Rows:
+    """(end, length, heads) per row -> the simulation's sorted column lists."""
+    triples = sorted(triples)
+    return [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]
+
+
+def _cheapest(hs: list[int], lens: list[int]) -> int:
+    """The row a seat takes when its card is below every end: fewest heads, then fewest cards."""
+    best = 0
+    bk = hs[0] * 8 + lens[0]
+    for i in (1, 2, 3):
+        v = hs[i] * 8 + lens[i]
+        if v < bk:
+            best = i
+            bk = v
+    return best
+
 
 def _place_all(ends: list[int], lens: list[int], hs: list[int], cards: list[int]) -> None:
-    """Place ``cards`` (ascending) by the rules; a card below every end takes the cheapest row."""
+    """Place ``cards`` (ascending) by the rules, every seat taking the cheapest row if it must."""
     H = _H
     for c in cards:
-        best = -1
-        be = 0
-        for i in (0, 1, 2, 3):
-            e = ends[i]
-            if be < e < c:
-                best = i
-                be = e
-        if best < 0:
-            best = 0
-            bk = hs[0] * 8 + lens[0]
-            for i in (1, 2, 3):
-                v = hs[i] * 8 + lens[i]
-                if v < bk:
-                    best = i
-                    bk = v
-        elif lens[best] < _FULL:
-            ends[best] = c
-            lens[best] += 1
-            hs[best] += H[c]
-            continue
-        ends[best] = c
-        lens[best] = 1
-        hs[best] = H[c]
-
-
-def _policy(rest: list[int], ends: list[int], lens: list[int], hs: list[int]) -> int:
-    """The rollout policy for this seat: least immediate cost, then the smallest gap."""
-    full = _FULL
-    mine = rest[0]
-    bk = 1 << 30
-    for c in rest:
-        best = -1
-        be = 0
-        for i in (0, 1, 2, 3):
-            e = ends[i]
-            if be < e < c:
-                best = i
-                be = e
-        if best < 0:
-            v = min(hs) * 128 + 64
-        elif lens[best] == full:
-            v = hs[best] * 128 + c - be
+        i = bisect_left(ends, c) - 1
+        if i < 0:
+            i = _cheapest(hs, lens)
+            del ends[i], lens[i], hs[i]
+            ends.insert(0, c)
+            lens.insert(0, 1)
+            hs.insert(0, H[c])
+        elif lens[i] == _FULL:
+            ends[i] = c
+            lens[i] = 1
+            hs[i] = H[c]
         else:
-            v = c - be
-        if v < bk:
-            bk = v
-            mine = c
-    return mine
+            ends[i] = c
+            lens[i] += 1
+            hs[i] += H[c]
 
 
 def _rollout(
@@ -91,128 +84,176 @@ def _rollout(
 ) -> int:
     """Play ``mine`` now (0: let the policy choose) and ``rest`` later; this seat's penalty.
 
-    ``ends``/``lens``/``hs`` (row ends, lengths, heads) and ``rest`` are consumed.  ``opp``
-    holds the other seats' cards, ``nopp`` per turn, in play order.  Later cards of this seat
-    are chosen by ``_policy``.  A card below every row end takes the row with fewest heads (then
-    fewest cards), for every seat.
+    ``ends``/``lens``/``hs`` (sorted rows) and ``rest`` are consumed.  ``opp`` holds the other
+    seats' cards, ``nopp`` per turn, in play order.  This seat's later cards follow a greedy
+    rule: the least immediate cost if the card were alone, then the snuggest fit.  (Smarter
+    rollout policies, even one that sees the sampled cards of the turn, measured no better:
+    the sample count matters far more.)  A card below every end takes the cheapest row.
     """
     H = _H
     full = _FULL
+    bl = bisect_left
     pen = 0
     k = 0
-    if not mine:
-        mine = _policy(rest, ends, lens, hs)
-        rest.remove(mine)
     while True:
+        if not mine:
+            # The rollout policy: cost * 128 + gap; a card below every end costs the
+            # cheapest row plus half a head, so a free fit is preferred to a 0-head take.
+            bk = 1 << 30
+            for c in rest:
+                i = bl(ends, c) - 1
+                if i < 0:
+                    v = min(hs) * 128 + 64
+                elif lens[i] == full:
+                    v = hs[i] * 128 + c - ends[i]
+                else:
+                    v = c - ends[i]
+                if v < bk:
+                    bk = v
+                    mine = c
+            rest.remove(mine)
         cards = opp[k : k + nopp]
         cards.append(mine)
         cards.sort()
         for c in cards:
-            best = -1
-            be = 0
-            for i in (0, 1, 2, 3):
-                e = ends[i]
-                if be < e < c:
-                    best = i
-                    be = e
-            if best < 0:
-                best = 0
+            i = bl(ends, c) - 1
+            if i < 0:
+                i = 0
                 bk = hs[0] * 8 + lens[0]
-                for i in (1, 2, 3):
-                    v = hs[i] * 8 + lens[i]
+                for j in (1, 2, 3):
+                    v = hs[j] * 8 + lens[j]
                     if v < bk:
-                        best = i
+                        i = j
                         bk = v
-            elif lens[best] < full:
-                ends[best] = c
-                lens[best] += 1
-                hs[best] += H[c]
-                continue
-            if c == mine:
-                pen += hs[best]
-            ends[best] = c
-            lens[best] = 1
-            hs[best] = H[c]
+                if c == mine:
+                    pen += hs[i]
+                del ends[i], lens[i], hs[i]
+                ends.insert(0, c)
+                lens.insert(0, 1)
+                hs.insert(0, H[c])
+            elif lens[i] == full:
+                if c == mine:
+                    pen += hs[i]
+                ends[i] = c
+                lens[i] = 1
+                hs[i] = H[c]
+            else:
+                ends[i] = c
+                lens[i] += 1
+                hs[i] += H[c]
         if not rest:
             return pen
         k += nopp
-        mine = _policy(rest, ends, lens, hs)
-        rest.remove(mine)
+        mine = 0
+
+
+# A candidate decision: the sorted rows it starts from, this seat's card now (0: the policy
+# chooses), the cards it keeps, and heads already taken by the decision itself.
+Candidate = tuple[Rows, int, list[int], int]
 
 
 class MonteCarloBot(SeededAgent):
-    """Sampling bot: least expected penalty over ``samples`` determinized rollouts."""
+    """Sampling bot: least expected penalty over determinized rollouts, with early pruning.
+
+    ``samples`` fixes the budget: ``samples`` rollouts per candidate.  Every ``batch``
+    samples, a candidate whose mean penalty is worse than the leader's by more than ``z``
+    standard errors of the paired difference is dropped; its share of the budget goes to the
+    candidates still in the race (up to ``max_factor * samples`` samples).  With one
+    candidate left, the decision is made.
+    """
 
     name = "builtin:montecarlo"
     rollout = staticmethod(_rollout)
 
-    def __init__(self, samples: int = 100) -> None:
+    def __init__(
+        self, samples: int = 100, batch: int = 16, z: float = 2.5, max_factor: float = 3.0
+    ) -> None:
         super().__init__()
         self.samples = samples
+        self.batch = batch
+        self.z = z
+        self.max_factor = max_factor
 
     def play(self, view: View) -> int:
-        hand = list(view.hand)
+        hand = view.hand
         h = len(hand)
         if h == 1:
             return hand[0]
+        rows = _sorted_rows([(r[-1], len(r), sum(_H[c] for c in r)) for r in view.rows])
+        cands: list[Candidate] = [(rows, c, [x for x in hand if x != c], 0) for c in hand]
+        return hand[self._choose(view, cands, h)]
+
+    def take_row(self, view: View) -> int:
+        """The row whose heads plus the expected penalty of the rest of the round is least.
+
+        The rest of this turn is known (``view.current``): its higher cards are placed
+        exactly, for each choice of row, before the later turns are sampled.
+        """
+        card = view.card if view.card is not None else 0
         rows = view.rows
-        ends0 = [r[-1] for r in rows]
-        lens0 = [len(r) for r in rows]
-        hs0 = [sum(_H[c] for c in r) for r in rows]
+        hand = list(view.hand)
+        later = sorted(c for c in view.current or () if c > card)
+        taken = [sum(_H[c] for c in r) for r in rows]
+        cands: list[Candidate] = []
+        for r in range(len(rows)):
+            triples = [(x[-1], len(x), taken[i]) for i, x in enumerate(rows)]
+            triples[r] = (card, 1, _H[card])
+            start = _sorted_rows(triples)
+            _place_all(*start, later)
+            cands.append((start, 0, hand, taken[r]))
+        if hand:
+            return self._choose(view, cands, len(hand))
+        # The last turn: nothing follows, so only the heads taken count.
+        return view.cheapest_row()
+
+    def _choose(self, view: View, cands: list[Candidate], h: int) -> int:
+        """Index of the candidate with the least mean penalty over the sampled rollouts."""
+        n = len(cands)
         unseen = view.unseen()
         nopp = view.n_players - 1
         need = nopp * h
         sample = self.rng.sample
         rollout = self.rollout
-        totals = [0] * h
-        rests = [hand[:j] + hand[j + 1 :] for j in range(h)]
         deadline = self._deadline(view)
-        for s in range(self.samples):
+        vals: list[list[int]] = [[] for _ in range(n)]
+        alive = list(range(n))
+        budget = self.samples * n
+        cap = int(self.samples * self.max_factor)
+        batch = self.batch
+        used = 0
+        s = 0
+        while used < budget and s < cap:
             opp = sample(unseen, need)
-            for j in range(h):
-                totals[j] += rollout(ends0[:], lens0[:], hs0[:], hand[j], rests[j][:], opp, nopp)
-            if deadline is not None and s & 7 == 7 and time.perf_counter() > deadline:
-                break
-        best = min(range(h), key=totals.__getitem__)
-        return hand[best]
-
-    def take_row(self, view: View) -> int:
-        """The row whose heads plus the expected penalty of the rest of the round is least.
-
-        The rest of this turn is known (``view.current``): the higher cards are placed
-        exactly after this one, for each choice of row, then the later turns are sampled.
-        """
-        card = view.card if view.card is not None else 0
-        rows = view.rows
-        hand = list(view.hand)
-        h = len(hand)
-        later = sorted(c for c in view.current or () if c > card)
-        taken = [sum(_H[c] for c in r) for r in rows]
-        starts = []
-        for r in range(4):
-            ends = [x[-1] for x in rows]
-            lens = [len(x) for x in rows]
-            hs = taken[:]
-            ends[r], lens[r], hs[r] = card, 1, _H[card]
-            _place_all(ends, lens, hs, later)
-            starts.append((ends, lens, hs))
-        totals = [t * self.samples for t in taken]
-        if h:
-            unseen = view.unseen()
-            nopp = view.n_players - 1
-            need = nopp * h
-            sample = self.rng.sample
-            rollout = self.rollout
-            deadline = self._deadline(view)
-            for s in range(self.samples):
-                opp = sample(unseen, need)
-                for r in range(4):
-                    ends, lens, hs = starts[r]
-                    totals[r] += rollout(ends[:], lens[:], hs[:], 0, hand[:], opp, nopp)
-                if deadline is not None and s & 7 == 7 and time.perf_counter() > deadline:
+            for j in alive:
+                (ends, lens, hs), first, rest, offset = cands[j]
+                vals[j].append(
+                    offset + rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp)
+                )
+            used += len(alive)
+            s += 1
+            if s % batch == 0:
+                alive = self._prune(alive, vals, s)
+                if len(alive) == 1:
                     break
-        # Ties (e.g. the last turn) go to the cheapest row, then the shortest, then index.
-        return min(range(4), key=lambda r: (totals[r], taken[r], len(rows[r]), r))
+                if deadline is not None and time.perf_counter() > deadline:
+                    break
+        return min(alive, key=lambda j: (sum(vals[j]), j))
+
+    def _prune(self, alive: list[int], vals: list[list[int]], s: int) -> list[int]:
+        """Drop the candidates clearly worse than the leader (paired z-test on the samples)."""
+        leader = min(alive, key=lambda j: sum(vals[j]))
+        lv = vals[leader]
+        z = self.z
+        keep = []
+        for j in alive:
+            if j != leader:
+                d = [a - b for a, b in zip(vals[j], lv, strict=True)]
+                mean = sum(d) / s
+                var = sum((x - mean) ** 2 for x in d) / (s - 1)
+                if mean > z * (var / s) ** 0.5:
+                    continue
+            keep.append(j)
+        return keep
 
     @staticmethod
     def _deadline(view: View) -> float | None:

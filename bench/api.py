@@ -1,0 +1,349 @@
+"""API benchmark: the public read pages of a big arena, under 32 concurrent clients.
+
+Creates a fresh PostgreSQL database (default ``cow006_bench``, dropped first if it exists),
+brings its schema up to date, seeds it with COPY: 1,000 agents (100 owners, a version each,
+all entered in one ladder, each with a rating) and 100,000 finished 4-player ladder matches
+(seats, scores, ranks, one rating point per seat; no logs).  Then it starts the app with
+uvicorn on a free port of 127.0.0.1 in a subprocess and reads, with 32 concurrent clients
+(httpx, asyncio) and a bounded number of requests, the pages people read most:
+
+    GET /api/ladders/{id}/leaderboard?limit=50&offset=...
+    GET /api/agents/{id}
+    GET /api/agents/{id}/ratings
+    GET /api/matches?agent_id=...
+
+It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
+Target: p99 <= 50 ms.  The clients run on the same machine as the server (and the database),
+so the figures include their share of the CPU.
+
+    python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
+        [--clients 32] [--workers 1] [--db cow006_bench] [--keep] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import psycopg
+from psycopg import sql
+
+from cow006_platform import db
+from cow006_platform.app import prepare_database
+from cow006_platform.ratings import ranks_from_scores
+from cow006_platform.settings import Settings
+
+OWNERS = 100
+PLAYERS = 4
+
+
+def _with_db(url: str, name: str) -> str:
+    """``url`` pointing at database ``name`` instead (query string kept)."""
+    base, _, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    host = rest.split("/", 1)[0]
+    return f"{scheme}://{host}/{name}" + (f"?{query}" if query else "")
+
+
+def _psycopg_url(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def create_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(_psycopg_url(admin_url), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(_psycopg_url(admin_url), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, Any]:
+    """Fill the (empty, migrated) database with COPY; returns ids the load needs."""
+    t0 = time.perf_counter()
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    with psycopg.connect(_psycopg_url(url)) as conn, conn.cursor() as cur:
+
+        def copy(table: str, columns: list[str], rows: Any) -> int:
+            n = 0
+            stmt = sql.SQL("COPY {} ({}) FROM STDIN").format(
+                sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+            )
+            with cur.copy(stmt) as cp:
+                for row in rows:
+                    cp.write_row(row)
+                    n += 1
+            return n
+
+        copy(
+            "users",
+            ["id", "name", "is_admin", "token_hash", "created_at"],
+            ((i, f"owner-{i}", False, f"{i:064x}", start) for i in range(1, OWNERS + 1)),
+        )
+        copy(
+            "agents",
+            ["id", "owner_id", "name", "disabled", "created_at"],
+            ((i, 1 + (i - 1) % OWNERS, f"bot-{i}", False, start) for i in range(1, agents + 1)),
+        )
+        copy(
+            "agent_versions",
+            ["id", "agent_id", "number", "sha256", "filename", "size", "unpacked_size", "files",
+             "status", "created_at", "validated_at"],
+            ((i, i, 1, f"{i:064x}", "bot.py", 500, 500, 1, "active", start, start)
+             for i in range(1, agents + 1)),
+        )  # fmt: skip
+        copy(
+            "ladders",
+            ["id", "name", "state", "players", "decision_time", "time_bank", "mu", "sigma",
+             "beta", "tau", "draw_probability", "created_at"],
+            [(1, "main", "open", PLAYERS, 1.0, 10.0, 25.0, 25 / 3, 25 / 6, 25 / 300, 0.011, start)],
+        )  # fmt: skip
+        copy(
+            "ladder_entries",
+            ["id", "ladder_id", "agent_id", "version_id", "active", "entered_at"],
+            ((i, 1, i, i, True, start) for i in range(1, agents + 1)),
+        )
+        # Matches, seats and rating points, generated together so they agree.
+        mu = [25.0] * (agents + 1)
+        sigma = [25 / 3] * (agents + 1)
+        played = [0] * (agents + 1)
+        wins = [0] * (agents + 1)
+        seats: list[tuple[Any, ...]] = []
+        points: list[tuple[Any, ...]] = []
+
+        def match_rows() -> Any:
+            for m in range(1, matches + 1):
+                when = start + timedelta(seconds=30 * m)
+                table = rng.sample(range(1, agents + 1), PLAYERS)
+                scores = [rng.randint(5, 60) for _ in table]
+                ranks = ranks_from_scores(scores)
+                for s, (vid, score, rank) in enumerate(zip(table, scores, ranks, strict=True)):
+                    seats.append((m * PLAYERS + s, m, s, vid, vid, score, rank, 0, False))
+                    # A plausible drift, not TrueSkill: the pages read numbers, not their math.
+                    mu[vid] += (2.5 - rank) * 0.3 * sigma[vid] / 8
+                    sigma[vid] = max(0.8, sigma[vid] * 0.995)
+                    played[vid] += 1
+                    wins[vid] += rank == 1
+                    points.append((m * PLAYERS + s, 1, vid, m, mu[vid], sigma[vid], when))
+                yield (m, "ladder", 1, True, rng.getrandbits(62), "finished", True,
+                       json.dumps(scores), json.dumps(ranks), "[]", 1, when - timedelta(seconds=5),
+                       when - timedelta(seconds=5), when)  # fmt: skip
+
+        copy(
+            "matches",
+            ["id", "kind", "ladder_id", "rated", "seed", "status", "rating_applied", "scores",
+             "ranks", "faults", "attempts", "created_at", "started_at", "finished_at"],
+            match_rows(),
+        )  # fmt: skip
+        copy(
+            "match_seats",
+            ["id", "match_id", "seat", "version_id", "agent_id", "score", "rank", "faults",
+             "forfeited"],
+            seats,
+        )  # fmt: skip
+        copy(
+            "rating_points",
+            ["id", "ladder_id", "version_id", "match_id", "mu", "sigma", "created_at"],
+            points,
+        )
+        copy(
+            "ratings",
+            ["id", "ladder_id", "version_id", "mu", "sigma", "conservative", "matches", "wins"],
+            ((v, 1, v, mu[v], sigma[v], mu[v] - 3 * sigma[v], played[v], wins[v])
+             for v in range(1, agents + 1)),
+        )  # fmt: skip
+        # Explicit ids were copied: move each sequence past them.
+        for table in ("users", "agents", "agent_versions", "ladders", "ladder_entries",
+                      "matches", "match_seats", "rating_points", "ratings"):  # fmt: skip
+            cur.execute(
+                sql.SQL("SELECT setval(pg_get_serial_sequence({}, 'id'), max(id)) FROM {}").format(
+                    sql.Literal(table), sql.Identifier(table)
+                )
+            )
+        conn.commit()
+    with psycopg.connect(_psycopg_url(url), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+    return {"seconds": time.perf_counter() - t0, "seats": len(seats), "points": len(points)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(url: str, port: int, workers: int, data_dir: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "COW006_DATABASE_URL": url, "COW006_DATA_DIR": data_dir}
+    cmd = [sys.executable, "-m", "uvicorn", "--factory", "cow006_platform.app:create_app",
+           "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+           "--log-level", "warning", "--no-access-log"]  # fmt: skip
+    return subprocess.Popen(cmd, env=env)
+
+
+def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the server exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{base}/api/ladders", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit("the server did not answer in time")
+
+
+def requests_plan(n: int, agents: int, rng: random.Random) -> list[tuple[str, str]]:
+    """(endpoint name, path) for n requests: the four pages in equal shares, random ids."""
+    plan = []
+    for i in range(n):
+        agent = rng.randint(1, agents)
+        kind = i % 4
+        if kind == 0:
+            offset = rng.randrange(0, agents, 50)
+            plan.append(("leaderboard", f"/api/ladders/1/leaderboard?limit=50&offset={offset}"))
+        elif kind == 1:
+            plan.append(("agent", f"/api/agents/{agent}"))
+        elif kind == 2:
+            plan.append(("ratings", f"/api/agents/{agent}/ratings"))
+        else:
+            plan.append(("matches", f"/api/matches?agent_id={agent}"))
+    rng.shuffle(plan)
+    return plan
+
+
+async def load(base: str, plan: list[tuple[str, str]], clients: int) -> dict[str, list[float]]:
+    """Run the plan with ``clients`` concurrent clients (each one request at a time)."""
+    latencies: dict[str, list[float]] = defaultdict(list)
+    queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+    for item in plan:
+        queue.put_nowait(item)
+    errors: list[str] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+
+        async def worker() -> None:
+            while True:
+                try:
+                    name, path = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                t = time.perf_counter()
+                r = await client.get(path)
+                latencies[name].append(time.perf_counter() - t)
+                if r.status_code != 200:
+                    errors.append(f"{path}: {r.status_code}")
+
+        await asyncio.gather(*(worker() for _ in range(clients)))
+    if errors:
+        raise SystemExit(f"{len(errors)} requests failed, e.g. {errors[:3]}")
+    return latencies
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[k] * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", default="postgresql://root@127.0.0.1:5432/postgres",
+                    help="a PostgreSQL server's URL (any existing database, to create ours)")  # fmt: skip
+    ap.add_argument("--db", default="cow006_bench", help="the database to (re)create")
+    ap.add_argument("--agents", type=int, default=1000)
+    ap.add_argument("--matches", type=int, default=100_000)
+    ap.add_argument("--requests", type=int, default=4000, help="measured requests")
+    ap.add_argument("--warmup", type=int, default=400)
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    ap.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    ap.add_argument("--reuse", action="store_true", help="reuse a seeded database (no seeding)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    rng = random.Random(1)
+    url = _with_db(db.normalize_url(args.url), args.db)
+    seeded: dict[str, Any] = {}
+    if not args.reuse:
+        create_database(db.normalize_url(args.url), args.db)
+        engine = db.make_engine(url)
+        prepare_database(Settings(database_url=url), engine)
+        engine.dispose()
+        seeded = seed(url, args.agents, args.matches, rng)
+        print(
+            f"seeded {args.agents} agents, {args.matches} matches, {seeded['seats']} seats, "
+            f"{seeded['points']} rating points in {seeded['seconds']:.1f} s",
+            file=sys.stderr,
+        )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as data_dir:
+        proc = start_server(url, port, args.workers, data_dir)
+        try:
+            wait_ready(base, proc)
+            asyncio.run(load(base, requests_plan(args.warmup, args.agents, rng), args.clients))
+            plan = requests_plan(args.requests, args.agents, rng)
+            t0 = time.perf_counter()
+            latencies = asyncio.run(load(base, plan, args.clients))
+            elapsed = time.perf_counter() - t0
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    if not args.keep and not args.reuse:
+        drop_database(db.normalize_url(args.url), args.db)
+    everything = [x for xs in latencies.values() for x in xs]
+    report: dict[str, Any] = {
+        "requests": len(everything),
+        "clients": args.clients,
+        "workers": args.workers,
+        "seconds": round(elapsed, 2),
+        "requests_per_second": round(len(everything) / elapsed, 1),
+        "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
+        "endpoints": {
+            name: {
+                **{f"p{p}": round(pct(xs, p), 1) for p in (50, 95, 99)},
+                "mean": round(statistics.fmean(xs) * 1000, 1),
+            }
+            for name, xs in sorted(latencies.items())
+        },
+        "target_p99_ms": 50,
+    }
+    report["ok"] = report["all"]["p99"] <= 50
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(
+        f"{report['requests']} requests, {args.clients} clients, {args.workers} worker(s): "
+        f"{report['requests_per_second']} req/s"
+    )
+    print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+    for name, f in report["endpoints"].items():
+        print(f"{name:<12} {f['p50']:>8} {f['p95']:>8} {f['p99']:>8} {f['mean']:>8}")
+    a = report["all"]
+    print(f"{'all':<12} {a['p50']:>8} {a['p95']:>8} {a['p99']:>8}")
+    print(f"target p99 <= 50 ms: {'met' if report['ok'] else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

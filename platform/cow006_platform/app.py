@@ -1,0 +1,85 @@
+"""The FastAPI application: ``create_app()`` wires settings, database, executor and routers.
+
+Run it with ``uvicorn --factory cow006_platform.app:create_app``.  The REST API lives under
+``/api`` (OpenAPI at ``/docs`` and ``/openapi.json``); every error is JSON ``{"detail": ...}``.
+On startup the database schema is brought up to date (Alembic migrations when the package
+has them, else ``metadata.create_all`` for a fresh database).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, FastAPI
+from sqlalchemy import Engine
+
+from . import db, models
+from .deps import optional_user
+from .executor import Executor, InProcessExecutor
+from .routers import agents, challenges, ladders, leagues, matches, users
+from .routers.common import ERR_400, ERR_401
+from .settings import Settings, get_settings
+
+MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
+
+
+def prepare_database(settings: Settings, engine: Engine) -> None:
+    """Create or upgrade the schema: migrations once they exist, else ``create_all``."""
+    if any(MIGRATIONS.glob("*.py")):
+        from . import migrate  # imported late: Alembic is only needed when migrations exist
+
+        migrate.upgrade(settings.database_url)
+    else:
+        models.Base.metadata.create_all(engine)
+
+
+def api_router() -> APIRouter:
+    # optional_user on every route: a request with an unknown token is a 401 even on public
+    # endpoints (FastAPI caches it per request, so routes that need the user pay once).
+    api = APIRouter(
+        prefix="/api", dependencies=[Depends(optional_user)], responses={**ERR_400, **ERR_401}
+    )
+    for module in (users, agents, ladders, leagues, challenges, matches):
+        api.include_router(module.router)
+    return api
+
+
+def create_app(settings: Settings | None = None, executor: Executor | None = None) -> FastAPI:
+    """The arena's app.  Without ``executor``, matches and validations run in this process
+    (``InProcessExecutor``), created at startup and closed at shutdown."""
+    settings = settings or get_settings()
+    engine = db.make_engine(settings.database_url)
+    session_factory = db.make_sessionmaker(engine)
+    # GET requests only read: their sessions run in autocommit mode on a pool of their own,
+    # which saves the BEGIN and ROLLBACK round trips of a transaction per page view.
+    read_engine = db.make_engine(settings.database_url, isolation_level="AUTOCOMMIT")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        prepare_database(settings, engine)
+        own_executor = app.state.executor is None
+        if own_executor:
+            app.state.executor = InProcessExecutor(session_factory, settings)
+        try:
+            yield
+        finally:
+            if own_executor:
+                app.state.executor.close()
+            engine.dispose()
+            read_engine.dispose()
+
+    app = FastAPI(
+        title="Корова 006 arena",
+        summary="Upload 6 nimmt! bots, enter ladders and leagues, challenge, read match logs.",
+        version="1.0.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.session_factory = session_factory
+    app.state.read_session_factory = db.make_sessionmaker(read_engine)
+    app.state.executor = executor
+    app.include_router(api_router())
+    return app

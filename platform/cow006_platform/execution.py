@@ -1,0 +1,254 @@
+"""What a worker does: play a queued match, or validate a new version, with real bot processes.
+
+The HTTP API never calls this module: it queues work through an executor
+(``cow006_platform.executor``), which calls ``run_match`` / ``validate_version`` on a worker
+thread (or, later, in a Celery worker).  Both open their own short transactions around the
+slow part, which runs with no transaction open: a match takes seconds to minutes.
+
+Bots always run in the sandbox unless the operator set ``sandbox = "off"`` (fail closed: a
+sandbox that is required but does not work fails the match with the sandbox's own sentence
+and runs nothing).  Every bot process of a match is started before the match begins, so their
+start-ups overlap.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006 import sandbox as cow_sandbox
+from cow006 import spec as cow_spec
+from cow006.agent import Agent
+from cow006.host import Limits, RemoteAgent
+from cow006.runner import Match as Runner
+
+from . import leagues, locks, results, storage
+from .db import session_scope
+from .models import (
+    AgentVersion,
+    Ladder,
+    League,
+    Match,
+    MatchKind,
+    MatchStatus,
+    VersionStatus,
+    utcnow,
+)
+from .settings import Settings
+
+logger = logging.getLogger(__name__)
+
+STDERR_TAIL = 4000  # characters of a rejected bot's stderr shown in its rejection reason
+MAX_LISTED_FAULTS = 10
+
+
+@dataclass
+class _Plan:
+    """What playing a match needs, read from the database before it starts."""
+
+    seed: int
+    paths: list[str]
+    labels: list[str]
+    limits: Limits
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}/{os.getpid()}"[:120]
+
+
+def _sentence(exc: BaseException) -> str:
+    """One line for an unexpected error (the traceback goes to the log, not the user)."""
+    text = str(exc).strip().splitlines()
+    what = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return f"The match could not be run ({what})."
+
+
+def sandbox_for(settings: Settings) -> cow_sandbox.Sandbox | None:
+    """The sandbox bots run in (None: bare processes, only with ``sandbox = "off"``).
+
+    Raises ``cow006.sandbox.SandboxError`` (one sentence) when it is required and missing.
+    """
+    return cow_sandbox.resolve_mode(None if settings.sandbox != "off" else False)
+
+
+def _limits(session: Session, match: Match) -> Limits:
+    source: Ladder | League | None = None
+    if match.league_id is not None:
+        source = session.get(League, match.league_id)
+    elif match.ladder_id is not None:
+        source = session.get(Ladder, match.ladder_id)
+    if source is None:  # a challenge outside any ladder: the SDK's defaults
+        return Limits()
+    return Limits(decision=source.decision_time, bank=source.time_bank)
+
+
+def _plan(session: Session, settings: Settings, match: Match) -> _Plan:
+    paths: list[str] = []
+    labels: list[str] = []
+    for seat in sorted(match.seats, key=lambda s: s.seat):
+        version = seat.version
+        path = storage.bot_path(settings, version.sha256)
+        if not (path / storage.BOT_FILE).is_file():
+            raise FileNotFoundError(f"the files of {version.label} are missing from storage")
+        paths.append(str(path))
+        labels.append(version.label)
+    return _Plan(match.seed, paths, labels, _limits(session, match))
+
+
+def _stderr_of(agent: Agent) -> str | None:
+    if not isinstance(agent, RemoteAgent):
+        return None
+    text = agent.stderr
+    if agent.stderr_dropped:
+        text += f"\n[{agent.stderr_dropped} more bytes of stderr were dropped]"
+    return text
+
+
+def play(
+    specs: Sequence[str],
+    labels: Sequence[str],
+    seed: int,
+    limits: Limits,
+    sb: cow_sandbox.Sandbox | None,
+) -> tuple[dict[str, Any], list[str | None]]:
+    """Play one match; (its log, each seat's stderr: None for in-process builtins)."""
+    # cow006.spec.agents starts every bot process before the match asks the first for its
+    # hello, and closes them all whatever happens.
+    with cow_spec.agents(specs, limits, labels, sandbox=sb) as seated:
+        log = Runner(seated, seed, names=list(labels)).run()
+    log["sandbox"] = cow_sandbox.log_entry(sb)
+    return log, [_stderr_of(a) for a in seated]
+
+
+def _fail(session_factory: sessionmaker[Session], match_id: int, error: str) -> None:
+    try:
+        with session_scope(session_factory) as session:
+            results.fail_match(session, match_id, error)
+    except Exception:  # the database itself is gone: nothing more to do than say so
+        logger.exception("cannot record the failure of match %s", match_id)
+
+
+def run_match(session_factory: sessionmaker[Session], settings: Settings, match_id: int) -> None:
+    """Play a queued match and store its result (``results.finish_match``), or fail it.
+
+    A match already finished is left alone (a duplicate task).  Never raises for the match's
+    own problems: they end up in ``Match.error`` as one sentence.
+    """
+    try:
+        with session_scope(session_factory) as session:
+            match = session.get(Match, match_id)
+            if match is None:
+                raise ValueError(f"no match {match_id}")
+            if match.status is MatchStatus.finished:
+                return
+            plan = _plan(session, settings, match)
+        try:
+            sb = sandbox_for(settings)
+        except cow_sandbox.SandboxError as exc:
+            _fail(session_factory, match_id, str(exc))
+            return
+        with session_scope(session_factory) as session:
+            match = locks.lock(session, Match, match_id)
+            if match is None or match.status is MatchStatus.finished:
+                return
+            match.status = MatchStatus.running
+            match.started_at = utcnow()
+            match.attempts = (match.attempts or 0) + 1
+            match.worker = worker_name()
+            match.error = None
+        log, stderr = play(plan.paths, plan.labels, plan.seed, plan.limits, sb)
+        with session_scope(session_factory) as session:
+            results.finish_match(session, match_id, log, stderr)
+    except Exception as exc:
+        logger.exception("match %s could not be run", match_id)
+        _fail(session_factory, match_id, _sentence(exc))
+
+
+def after_match(session_factory: sessionmaker[Session], match_id: int) -> list[int]:
+    """What follows a match: for a league match, the next round once the current one is
+    settled.  Returns the ids of the matches created (for the executor to run)."""
+    with session_scope(session_factory) as session:
+        match = session.get(Match, match_id)
+        if match is None or match.kind is not MatchKind.league or match.league_id is None:
+            return []
+        league = session.get(League, match.league_id)
+        if league is None:
+            return []
+        created = leagues.start_league(session, league)
+        leagues.refresh_league_state(session, league)
+        return [m.id for m in created]
+
+
+def rejection_reason(faults: Sequence[dict[str, Any]], stderr: str | None) -> str:
+    """Why a version is rejected, for its owner: what went wrong, the faults, its stderr
+    (where a failed import leaves its traceback)."""
+    kinds = {f.get("kind") for f in faults}
+    if "startup" in kinds:
+        head = "The bot did not start"
+    elif "crash" in kinds:
+        head = "The bot crashed during its validation match"
+    elif "timeout" in kinds:
+        head = "The bot timed out during its validation match"
+    elif kinds & {"illegal_card", "illegal_row"}:
+        head = "The bot played illegal moves in its validation match"
+    else:
+        head = "The bot's replies broke the protocol in its validation match"
+    lines = [f"{head} ({len(faults)} fault{'s' if len(faults) != 1 else ''}):"]
+    for f in faults[:MAX_LISTED_FAULTS]:
+        if f.get("kind") == "startup":  # before the first deal: no round or turn to name
+            lines.append(f"- startup: {f.get('detail', '')}")
+            continue
+        where = f"round {int(f.get('round', 0)) + 1}, turn {int(f.get('turn', 0)) + 1}"
+        lines.append(f"- {where}: {f.get('kind')}: {f.get('detail', '')}")
+    if len(faults) > MAX_LISTED_FAULTS:
+        lines.append(f"- ... and {len(faults) - MAX_LISTED_FAULTS} more")
+    text = (stderr or "").strip()
+    if text:
+        if len(text) > STDERR_TAIL:
+            text = "[...]\n" + text[-STDERR_TAIL:]
+        lines += ["", "Its stderr:", text]
+    return "\n".join(lines)
+
+
+def validate_version(
+    session_factory: sessionmaker[Session], settings: Settings, version_id: int
+) -> None:
+    """Play a sandboxed smoke match of the version against ``settings.validation_opponents``
+    and make it active (no fault at its seat) or rejected (with the reason for its owner).
+
+    The smoke match is not stored: it is a check, not a result.  Problems of the platform
+    (no sandbox, files missing) raise and leave the version pending, to be validated again.
+    """
+    with session_scope(session_factory) as session:
+        version = session.get(AgentVersion, version_id)
+        if version is None:
+            raise ValueError(f"no agent version {version_id}")
+        label, sha = version.label, version.sha256
+    path = storage.bot_path(settings, sha)
+    if not (path / storage.BOT_FILE).is_file():
+        raise FileNotFoundError(f"the files of {label} are missing from storage")
+    sb = sandbox_for(settings)
+    opponents = list(settings.validation_opponents)
+    limits = Limits(decision=settings.validation_decision, bank=settings.validation_bank)
+    # The seed comes from the upload's digest: validating the same bytes replays the same match.
+    seed = int(sha[:15], 16)
+    log, stderr = play([str(Path(path)), *opponents], [label, *opponents], seed, limits, sb)
+    faults = [f for f in log.get("faults", []) if f.get("seat") == 0]
+    with session_scope(session_factory) as session:
+        version = locks.lock(session, AgentVersion, version_id)
+        if version is None:
+            return
+        if faults:
+            version.status = VersionStatus.rejected
+            version.reason = rejection_reason(faults, stderr[0])
+        else:
+            version.status = VersionStatus.active
+            version.reason = None
+        version.validated_at = utcnow()

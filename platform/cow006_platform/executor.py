@@ -1,0 +1,133 @@
+"""Executors: how the API hands work (matches to play, versions to validate) to workers.
+
+The API knows only the ``Executor`` protocol.  ``InProcessExecutor`` runs the work on a
+thread pool inside the API process (the embedded, single-machine setup);
+``SynchronousExecutor`` runs it at once, in the caller's thread (tests).  A Celery executor
+with the same three methods comes with the workers.
+
+After a league match, the executor also starts the league's next round when the current one
+is settled (``execution.after_match``) and runs the new matches.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal, Protocol
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import execution
+from .settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+class Executor(Protocol):
+    def submit_match(self, match_id: int) -> None:
+        """Queue a match (already in the database, status queued) to be played."""
+
+    def submit_validation(self, version_id: int) -> None:
+        """Queue a new version's validation."""
+
+    def close(self) -> None:
+        """Stop accepting work and let the work in hand finish."""
+
+
+class _Runner:
+    """The work itself, shared by the executors (errors are logged, never raised)."""
+
+    def __init__(self, session_factory: sessionmaker[Session], settings: Settings) -> None:
+        self.session_factory = session_factory
+        self.settings = settings
+
+    def run_match(self, match_id: int) -> list[int]:
+        execution.run_match(self.session_factory, self.settings, match_id)
+        try:
+            return execution.after_match(self.session_factory, match_id)
+        except Exception:
+            logger.exception("the work after match %s failed", match_id)
+            return []
+
+    def validate(self, version_id: int) -> None:
+        try:
+            execution.validate_version(self.session_factory, self.settings, version_id)
+        except Exception:
+            logger.exception("version %s could not be validated", version_id)
+
+
+class SynchronousExecutor:
+    """Runs each piece of work at submit time, in the caller's thread (for tests)."""
+
+    def __init__(self, session_factory: sessionmaker[Session], settings: Settings) -> None:
+        self._runner = _Runner(session_factory, settings)
+
+    def submit_match(self, match_id: int) -> None:
+        for follow_up in self._runner.run_match(match_id):
+            self.submit_match(follow_up)
+
+    def submit_validation(self, version_id: int) -> None:
+        self._runner.validate(version_id)
+
+    def close(self) -> None:
+        pass
+
+
+class InProcessExecutor:
+    """Runs the work on a pool of ``threads`` threads in this process."""
+
+    def __init__(
+        self, session_factory: sessionmaker[Session], settings: Settings, threads: int = 1
+    ) -> None:
+        self._runner = _Runner(session_factory, settings)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="cow006")
+        self._idle = threading.Condition()
+        self._pending = 0
+        self._closed = False
+
+    def _submit(self, kind: Literal["match", "validation"], arg: int) -> None:
+        with self._idle:
+            if self._closed:
+                raise RuntimeError("the executor is closed")
+            self._pending += 1
+        try:
+            self._pool.submit(self._run, kind, arg)
+        except BaseException:
+            self._done()
+            raise
+
+    def _done(self) -> None:
+        with self._idle:
+            self._pending -= 1
+            if self._pending == 0:
+                self._idle.notify_all()
+
+    def _run(self, kind: Literal["match", "validation"], arg: int) -> None:
+        try:
+            if kind == "match":
+                for follow_up in self._runner.run_match(arg):
+                    # Counted before this task is done: wait_idle never sees a gap.
+                    self._submit("match", follow_up)
+            else:
+                self._runner.validate(arg)
+        except Exception:
+            logger.exception("executor task %s %s failed", kind, arg)
+        finally:
+            self._done()
+
+    def submit_match(self, match_id: int) -> None:
+        self._submit("match", match_id)
+
+    def submit_validation(self, version_id: int) -> None:
+        self._submit("validation", version_id)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no work is queued or running; False if ``timeout`` seconds pass first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout)
+
+    def close(self) -> None:
+        with self._idle:
+            self._closed = True
+        self._pool.shutdown(wait=True)

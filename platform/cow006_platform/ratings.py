@@ -1,0 +1,265 @@
+"""TrueSkill ratings of ladder entrants: applied exactly once per match, replayable.
+
+A match of N seats is a TrueSkill free-for-all of N one-player teams, ranked by the match
+totals (fewer penalty heads is better; equal totals share a rank, i.e. a draw between them).
+Each ladder carries its own TrueSkill parameters (mu, sigma, beta, tau, draw probability) and
+``environment`` builds an explicit ``trueskill.TrueSkill`` from them: the package's global
+environment is never used, so two ladders (or a league's tau=0 standings) cannot interfere.
+
+Exactly once: ``apply_match`` runs inside the transaction that marks the match finished
+(``results.finish_match``), under a lock on the ladder row, and sets ``rating_applied`` in
+that same transaction; a result arriving twice finds the match finished and changes nothing.
+``rerate`` rebuilds a ladder's ratings from its finished rated matches in id order, which
+gives the very numbers the incremental path gave when results arrived in that order.
+
+See docs/ratings.md, which also says how ``DEFAULT_DRAW_PROBABILITY`` was measured.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import trueskill
+from sqlalchemy import and_, case, delete, func, select
+from sqlalchemy.orm import Session, aliased
+
+from . import locks
+from .models import Ladder, Match, MatchKind, MatchSeat, MatchStatus, Rating, RatingPoint, utcnow
+
+# The probability that two given players of a 4-player match of built-in bots finish on the
+# same total, measured with ``measure_draw_probability(5000, seed=1)``: 0.0108 (323 ties in
+# 30000 pairs; a second seed gave 0.0111).  See docs/ratings.md.
+DEFAULT_DRAW_PROBABILITY = 0.011
+
+# Used where no ladder gives parameters (league standings): TrueSkill's usual defaults.
+DEFAULT_PARAMS: dict[str, float] = {
+    "mu": 25.0,
+    "sigma": 25.0 / 3,
+    "beta": 25.0 / 6,
+    "tau": 25.0 / 300,
+    "draw_probability": DEFAULT_DRAW_PROBABILITY,
+}
+
+_PARAMS = ("mu", "sigma", "beta", "tau", "draw_probability")
+
+
+def _param(source: Any, name: str) -> float:
+    value = source[name] if isinstance(source, Mapping) else getattr(source, name)
+    return float(value)
+
+
+def environment(ladder_or_params: Any, tau: float | None = None) -> trueskill.TrueSkill:
+    """An explicit TrueSkill environment from a Ladder row (or any object or mapping with
+    mu, sigma, beta, tau and draw_probability); ``tau`` overrides the ladder's."""
+    p = {name: _param(ladder_or_params, name) for name in _PARAMS}
+    if tau is not None:
+        p["tau"] = float(tau)
+    # backend=None: trueskill's own pure-Python math, identical on every machine.
+    return trueskill.TrueSkill(
+        mu=p["mu"],
+        sigma=p["sigma"],
+        beta=p["beta"],
+        tau=p["tau"],
+        draw_probability=p["draw_probability"],
+        backend=None,
+    )
+
+
+def ranks_from_scores(scores: Sequence[int]) -> list[int]:
+    """1 + the number of seats with a strictly lower total: equal totals share a rank."""
+    return [1 + sum(1 for other in scores if other < s) for s in scores]
+
+
+def conservative(mu: float, sigma: float) -> float:
+    """The leaderboard's sort key: a rating the player is very likely above."""
+    return mu - 3 * sigma
+
+
+def rate(
+    env: trueskill.TrueSkill, ratings: Sequence[trueskill.Rating], ranks: Sequence[int]
+) -> list[trueskill.Rating]:
+    """New ratings after one free-for-all (one-player teams), in seat order."""
+    groups = env.rate([(r,) for r in ratings], ranks=list(ranks))
+    return [g[0] for g in groups]
+
+
+def apply_match(session: Session, match: Match) -> bool:
+    """Apply a finished rated ladder match to its seats' ratings, in the caller's transaction.
+
+    Creates a Rating at the ladder's mu/sigma for a version's first match, appends one
+    RatingPoint per seat, counts matches and wins (rank 1, shared or not), and sets
+    ``match.rating_applied``.  Returns False, changing nothing, if it was applied already.
+    """
+    if match.rating_applied:
+        return False
+    if match.status is not MatchStatus.finished or match.ranks is None:
+        raise ValueError(f"match {match.id} is not finished: no result to rate")
+    if match.kind is not MatchKind.ladder or not match.rated or match.ladder_id is None:
+        raise ValueError(f"match {match.id} is not a rated ladder match")
+    # One rating update at a time per ladder: two matches sharing a version must not both
+    # read its old rating (a lost update).  Held until the caller's transaction ends.
+    ladder = locks.lock(session, Ladder, match.ladder_id)
+    if ladder is None:
+        raise ValueError(f"match {match.id} names ladder {match.ladder_id}, which does not exist")
+    seats = sorted(match.seats, key=lambda s: s.seat)
+    version_ids = [s.version_id for s in seats]
+    if len(set(version_ids)) != len(version_ids):
+        raise ValueError(f"match {match.id} seats a version twice: it cannot be rated")
+    existing = {
+        r.version_id: r
+        for r in session.scalars(
+            select(Rating)
+            .where(Rating.ladder_id == ladder.id, Rating.version_id.in_(version_ids))
+            .execution_options(populate_existing=True)
+        )
+    }
+    rows: list[Rating] = []
+    for vid in version_ids:
+        row = existing.get(vid)
+        if row is None:
+            row = Rating(
+                ladder_id=ladder.id,
+                version_id=vid,
+                mu=ladder.mu,
+                sigma=ladder.sigma,
+                conservative=conservative(ladder.mu, ladder.sigma),
+                matches=0,
+                wins=0,
+            )
+            session.add(row)
+        rows.append(row)
+    env = environment(ladder)
+    ranks = [int(r) for r in match.ranks]
+    new = rate(env, [env.create_rating(r.mu, r.sigma) for r in rows], ranks)
+    when = match.finished_at or utcnow()
+    for row, rating, rank in zip(rows, new, ranks, strict=True):
+        row.mu = float(rating.mu)
+        row.sigma = float(rating.sigma)
+        row.conservative = conservative(row.mu, row.sigma)
+        row.matches = (row.matches or 0) + 1
+        row.wins = (row.wins or 0) + (1 if rank == 1 else 0)
+        row.last_played_at = when
+        session.add(
+            RatingPoint(
+                ladder_id=ladder.id,
+                version_id=row.version_id,
+                match_id=match.id,
+                mu=row.mu,
+                sigma=row.sigma,
+                created_at=when,
+            )
+        )
+    match.rating_applied = True
+    session.flush()
+    return True
+
+
+def rerate(session: Session, ladder_id: int) -> int:
+    """Recompute every rating of a ladder from its finished rated matches, in id order.
+
+    Deletes the ladder's ratings and rating points and replays ``apply_match``; returns the
+    number of matches replayed.  Runs in the caller's transaction, under the ladder's lock.
+    """
+    if locks.lock(session, Ladder, ladder_id) is None:
+        raise ValueError(f"no ladder {ladder_id}")
+    session.execute(
+        delete(RatingPoint)
+        .where(RatingPoint.ladder_id == ladder_id)
+        .execution_options(synchronize_session=False)
+    )
+    session.execute(
+        delete(Rating)
+        .where(Rating.ladder_id == ladder_id)
+        .execution_options(synchronize_session=False)
+    )
+    # Objects of the deleted rows may sit in the identity map: forget them.
+    for obj in list(session.identity_map.values()):
+        if isinstance(obj, Rating | RatingPoint) and obj.ladder_id == ladder_id:
+            session.expunge(obj)
+    matches = session.scalars(
+        select(Match)
+        .where(
+            Match.ladder_id == ladder_id,
+            Match.kind == MatchKind.ladder,
+            Match.rated.is_(True),
+            Match.status == MatchStatus.finished,
+        )
+        .order_by(Match.id)
+        .execution_options(populate_existing=True)
+    ).all()
+    for match in matches:
+        match.rating_applied = False
+        apply_match(session, match)
+    return len(matches)
+
+
+def head_to_head(
+    session: Session, agent_a: int, agent_b: int, ladder_id: int | None = None
+) -> dict[str, Any]:
+    """How two agents fared in the finished matches they played together (all ladders, or
+    one): matches, a ahead of b, b ahead of a, ties, and each one's mean total there.
+
+    "Ahead" is a lower total (a better rank).  Mean scores are None when they never met.
+    """
+    sa = aliased(MatchSeat)
+    sb = aliased(MatchSeat)
+    where = [Match.status == MatchStatus.finished]
+    if ladder_id is not None:
+        where.append(Match.ladder_id == ladder_id)
+    row = session.execute(
+        select(
+            func.count(),
+            func.coalesce(func.sum(case((sa.score < sb.score, 1), else_=0)), 0),
+            func.coalesce(func.sum(case((sa.score > sb.score, 1), else_=0)), 0),
+            func.coalesce(func.sum(case((sa.score == sb.score, 1), else_=0)), 0),
+            func.avg(sa.score),
+            func.avg(sb.score),
+        )
+        .select_from(Match)
+        .join(sa, and_(sa.match_id == Match.id, sa.agent_id == agent_a))
+        .join(sb, and_(sb.match_id == Match.id, sb.agent_id == agent_b, sb.id != sa.id))
+        .where(*where)
+    ).one()
+    n, a_ahead, b_ahead, ties, a_mean, b_mean = row
+    return {
+        "agent_a": agent_a,
+        "agent_b": agent_b,
+        "ladder_id": ladder_id,
+        "matches": int(n),
+        "a_ahead": int(a_ahead),
+        "b_ahead": int(b_ahead),
+        "ties": int(ties),
+        "a_mean_score": None if a_mean is None else float(a_mean),
+        "b_mean_score": None if b_mean is None else float(b_mean),
+    }
+
+
+def measure_draw_probability(
+    matches: int = 5000, seed: int = 1, bots: Sequence[str] = ("random", "greedy", "safe")
+) -> dict[str, float]:
+    """The tie rate behind ``DEFAULT_DRAW_PROBABILITY``: 4-player matches of built-in bots
+    (each seat drawn at random from ``bots``), counting for every pair of seats whether their
+    totals are equal.  Returns {"matches", "pairs", "ties", "probability"}.
+
+    python -c "from cow006_platform.ratings import measure_draw_probability as m; print(m())"
+    """
+    from cow006 import bots as builtins
+    from cow006 import play_match
+
+    rng = random.Random(seed)
+    pairs = ties = 0
+    for _ in range(matches):
+        names = [rng.choice(list(bots)) for _ in range(4)]
+        log = play_match([builtins.make(n) for n in names], seed=rng.getrandbits(63))
+        for a, b in itertools.combinations(log["scores"], 2):
+            pairs += 1
+            ties += a == b
+    return {
+        "matches": matches,
+        "pairs": pairs,
+        "ties": ties,
+        "probability": ties / pairs if pairs else 0.0,
+    }

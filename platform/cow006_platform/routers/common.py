@@ -1,0 +1,73 @@
+"""Helpers the routers share: lookups that 404, ownership checks that 403, page building."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from fastapi import HTTPException, status
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import Session
+
+from ..deps import Paging
+from ..models import Agent, User
+from ..schemas import Message
+
+M = TypeVar("M")
+
+# OpenAPI documentation of the error answers (all {"detail": sentence}).
+ERR_400 = {400: {"model": Message, "description": "Malformed request (an unparsable body)."}}
+ERR_401 = {401: {"model": Message, "description": "No valid API token."}}
+ERR_403 = {403: {"model": Message, "description": "Not allowed for the caller."}}
+ERR_404 = {404: {"model": Message, "description": "No such resource."}}
+ERR_409 = {409: {"model": Message, "description": "Conflicts with the resource's state."}}
+ERR_429 = {429: {"model": Message, "description": "Rate limit reached."}}
+
+
+def get_or_404(session: Session, model: type[M], ident: int, what: str) -> M:
+    row = session.get(model, ident)
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no such {what}")
+    return row
+
+
+def require_owner(agent: Agent, user: User, *, admin_too: bool = True) -> None:
+    """403 unless ``user`` owns ``agent`` (or, with ``admin_too``, is an admin)."""
+    if agent.owner_id == user.id or (admin_too and user.is_admin):
+        return
+    raise HTTPException(status.HTTP_403_FORBIDDEN, "only the agent's owner may do this")
+
+
+def conflict(detail: str) -> HTTPException:
+    return HTTPException(status.HTTP_409_CONFLICT, detail)
+
+
+def count(session: Session, query: Select[Any]) -> int:
+    """The number of rows ``query`` would return (without its ordering)."""
+    sub = query.order_by(None).subquery()
+    return session.scalar(select(func.count()).select_from(sub)) or 0
+
+
+def page_rows(session: Session, query: Select[Any], paging: Paging) -> tuple[Sequence[Any], int]:
+    """One page of ``query``'s rows (scalars if it selects one entity) and the total."""
+    total = count(session, query)
+    rows = session.execute(query.limit(paging.limit).offset(paging.offset))
+    if len(query.column_descriptions) == 1:
+        return rows.scalars().all(), total
+    return rows.all(), total
+
+
+def page_counted(session: Session, query: Select[Any], paging: Paging) -> tuple[Sequence[Any], int]:
+    """One page of a column query and the total, in one round trip where it can.
+
+    The total rides along as a window count (``count(*) OVER ()``, computed before LIMIT);
+    only a page past the end needs a separate count.  For queries whose full result is small
+    (a ladder's entries, one agent's history), not for scans of a whole big table.
+    """
+    total_col = func.count().over().label("_total")
+    rows = session.execute(
+        query.add_columns(total_col).limit(paging.limit).offset(paging.offset)
+    ).all()
+    if rows:
+        return rows, int(rows[0]._total)
+    return rows, 0 if paging.offset == 0 else count(session, query)

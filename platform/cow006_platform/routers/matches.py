@@ -1,0 +1,174 @@
+"""/api/matches: every match (ladder, league, challenge), its log, and each seat's stderr.
+
+Matches and logs are public; a bot's stderr is its owner's business (and the admins').
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path, Query, status
+from fastapi.responses import JSONResponse
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .. import results
+from ..deps import CurrentUser, IdPath, IdQuery, PagingDep, SessionDep
+from ..models import Agent, AgentVersion, Match, MatchKind, MatchSeat, MatchStatus, User
+from ..schemas import MAX_PLAYERS, MatchOut, Page, SeatOut, StderrOut
+from .common import ERR_403, ERR_404, get_or_404, page_counted, page_rows
+
+router = APIRouter(prefix="/matches", tags=["matches"])
+
+
+# What a match page shows (not the workers' lease bookkeeping), selected as plain columns:
+# a list page builds its answer from rows, without loading ORM objects.
+MATCH_COLUMNS = [
+    c
+    for c in Match.__table__.c
+    if c.key not in ("worker", "lease_expires_at", "attempts", "rating_applied")
+]
+
+
+def match_outs(session: Session, matches: Sequence[Any]) -> list[MatchOut]:
+    """Matches (ORM objects or rows) with their participants, in one query for the seats."""
+    if not matches:
+        return []
+    seats: dict[int, list[SeatOut]] = defaultdict(list)
+    rows = session.execute(
+        select(
+            MatchSeat.match_id,
+            MatchSeat.seat,
+            MatchSeat.version_id,
+            MatchSeat.agent_id,
+            MatchSeat.score,
+            MatchSeat.rank,
+            MatchSeat.faults,
+            MatchSeat.forfeited,
+            AgentVersion.number,
+            Agent.name.label("agent"),
+            User.id.label("owner_id"),
+            User.name.label("owner"),
+        )
+        .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
+        .join(Agent, Agent.id == MatchSeat.agent_id)
+        .join(User, User.id == Agent.owner_id)
+        .where(MatchSeat.match_id.in_([m.id for m in matches]))
+        .order_by(MatchSeat.match_id, MatchSeat.seat)
+    )
+    for r in rows:
+        seats[r.match_id].append(
+            SeatOut(
+                seat=r.seat,
+                version_id=r.version_id,
+                label=f"{r.agent}@{r.number}",
+                agent_id=r.agent_id,
+                agent=r.agent,
+                owner_id=r.owner_id,
+                owner=r.owner,
+                score=r.score,
+                rank=r.rank,
+                faults=r.faults,
+                forfeited=r.forfeited,
+            )
+        )
+    return [MatchOut.of(m, seats[m.id]) for m in matches]
+
+
+def matches_by_id(session: Session, ids: Sequence[int]) -> list[Any]:
+    """Match rows for ``ids``, in that order."""
+    rows = {r.id: r for r in session.execute(select(*MATCH_COLUMNS).where(Match.id.in_(ids)))}
+    return [rows[i] for i in ids if i in rows]
+
+
+@router.get("")
+def list_matches(
+    session: SessionDep,
+    paging: PagingDep,
+    agent_id: IdQuery = None,
+    version_id: IdQuery = None,
+    ladder_id: IdQuery = None,
+    league_id: IdQuery = None,
+    match_status: Annotated[MatchStatus | None, Query(alias="status")] = None,
+    kind: MatchKind | None = None,
+) -> Page[MatchOut]:
+    """Matches, newest first, filtered by any of agent, version, ladder, league, status, kind."""
+    match_filter = []
+    if ladder_id is not None:
+        match_filter.append(Match.ladder_id == ladder_id)
+    if league_id is not None:
+        match_filter.append(Match.league_id == league_id)
+    if match_status is not None:
+        match_filter.append(Match.status == match_status)
+    if kind is not None:
+        match_filter.append(Match.kind == kind)
+    seat_filter = []
+    if agent_id is not None:
+        seat_filter.append(MatchSeat.agent_id == agent_id)
+    if version_id is not None:
+        seat_filter.append(MatchSeat.version_id == version_id)
+    if seat_filter:
+        # An agent's page: driven by the seats' (agent_id, match_id) index, newest first,
+        # rather than by scanning all matches backwards for the few that are the agent's.
+        ids = select(MatchSeat.match_id.label("id")).where(*seat_filter)
+        if match_filter:
+            ids = ids.join(Match, Match.id == MatchSeat.match_id).where(*match_filter)
+        sub = ids.distinct().subquery()  # an agent may hold two seats (two of its versions)
+        rows, total = page_counted(session, select(sub.c.id).order_by(sub.c.id.desc()), paging)
+    else:
+        query = select(Match.id).where(*match_filter).order_by(Match.id.desc())
+        rows, total = page_rows(session, query, paging)
+    matches = matches_by_id(session, [r if isinstance(r, int) else r.id for r in rows])
+    return Page(
+        items=match_outs(session, matches), total=total, limit=paging.limit, offset=paging.offset
+    )
+
+
+@router.get("/{match_id}", responses=ERR_404)
+def get_match(match_id: IdPath, session: SessionDep) -> MatchOut:
+    match = get_or_404(session, Match, match_id, "match")
+    return match_outs(session, [match])[0]
+
+
+@router.get(
+    "/{match_id}/log",
+    response_class=JSONResponse,
+    responses={
+        200: {"description": "The cow006-match-1 log.", "content": {"application/json": {}}},
+        **ERR_404,
+    },
+)
+def get_log(match_id: IdPath, session: SessionDep) -> Any:
+    """The match's cow006-match-1 log (once it has finished)."""
+    get_or_404(session, Match, match_id, "match")
+    log = results.read_log(session, match_id)
+    if log is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "this match has no log (yet)")
+    return JSONResponse(log)
+
+
+@router.get("/{match_id}/seats/{seat}/stderr", responses={**ERR_403, **ERR_404})
+def get_stderr(
+    match_id: IdPath,
+    seat: Annotated[int, Path(ge=0, le=MAX_PLAYERS - 1)],
+    user: CurrentUser,
+    session: SessionDep,
+) -> StderrOut:
+    """What the bot in ``seat`` wrote to stderr (its agent's owner and admins only)."""
+    get_or_404(session, Match, match_id, "match")
+    row = session.execute(
+        select(MatchSeat, Agent, AgentVersion.number)
+        .join(Agent, Agent.id == MatchSeat.agent_id)
+        .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
+        .where(MatchSeat.match_id == match_id, MatchSeat.seat == seat)
+    ).first()
+    if row is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such seat")
+    match_seat, agent, number = row
+    if not (user.is_admin or agent.owner_id == user.id):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "only the bot's owner reads its stderr")
+    return StderrOut(
+        match_id=match_id, seat=seat, label=f"{agent.name}@{number}", stderr=match_seat.stderr
+    )

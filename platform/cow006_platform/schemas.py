@@ -1,0 +1,515 @@
+"""The API's request and response bodies (pydantic v2), kept apart from the ORM models.
+
+Responses are built explicitly by the routers (``X.of(row)`` helpers) rather than with
+``from_attributes`` on lazy relationships, so what a response costs in queries is visible
+where it is built, and private fields (a version's ``reason``, a seat's ``stderr``, a user's
+token hash) can only appear where a router puts them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from .models import (
+    Agent,
+    AgentVersion,
+    Ladder,
+    LadderState,
+    League,
+    LeagueState,
+    Match,
+    MatchKind,
+    MatchStatus,
+    User,
+    VersionStatus,
+)
+from .security import NAME_PATTERN
+
+T = TypeVar("T")
+
+# Ids are 32-bit on both databases: anything beyond cannot exist, and SQLite would overflow
+# on a 64-bit-plus integer, so the API refuses such values up front (422) instead of failing.
+MAX_ID = 2**31 - 1
+MAX_SEED = 2**63 - 1
+MAX_OFFSET = 10**9
+# Ladders and leagues are named by admins: a little more freedom than user and agent names.
+TITLE_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9 ._-]{1,59}$"
+MIN_PLAYERS, MAX_PLAYERS = 2, 10
+
+
+def as_utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes (stored as UTC): give them their zone back."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# Every timestamp in a response carries its offset (RFC 3339), whichever database stored it.
+Timestamp = Annotated[datetime, AfterValidator(as_utc)]
+
+
+class Page(BaseModel, Generic[T]):
+    """One page of a list: ``items`` from ``offset`` on, ``total`` items in all."""
+
+    items: list[T]
+    total: int
+    limit: int
+    offset: int
+
+
+class Message(BaseModel):
+    """An error: ``detail`` is one sentence (FastAPI's own errors share the shape)."""
+
+    detail: str
+
+
+class DuplicateDetail(BaseModel):
+    message: str
+    version_id: int
+    number: int
+
+
+class DuplicateUpload(BaseModel):
+    """409 on an upload identical to one of the agent's versions."""
+
+    detail: DuplicateDetail
+
+
+# --- users -----------------------------------------------------------------------------
+
+
+class UserCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN, examples=["alice"])
+
+
+class UserPublic(BaseModel):
+    id: int
+    name: str
+    is_admin: bool
+    created_at: Timestamp
+
+    @classmethod
+    def of(cls, user: User) -> UserPublic:
+        return cls(id=user.id, name=user.name, is_admin=user.is_admin, created_at=user.created_at)
+
+
+class UserCreated(UserPublic):
+    """The new user with its API token: shown this once, stored only as a hash."""
+
+    token: str
+
+
+# --- agents and versions -----------------------------------------------------------------
+
+
+class AgentCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN, examples=["my-bot"])
+
+
+class AgentUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    disabled: bool
+
+
+class AgentOut(BaseModel):
+    id: int
+    name: str
+    owner_id: int
+    owner: str
+    disabled: bool
+    created_at: Timestamp
+    versions: int  # how many were uploaded
+    latest_version: int | None  # number of the newest version
+    latest_active_version: int | None  # number of the newest version that passed validation
+
+    @classmethod
+    def of(
+        cls,
+        agent: Agent,
+        *,
+        owner: str,
+        versions: int,
+        latest: int | None,
+        latest_active: int | None,
+    ) -> AgentOut:
+        return cls(
+            id=agent.id,
+            name=agent.name,
+            owner_id=agent.owner_id,
+            owner=owner,
+            disabled=agent.disabled,
+            created_at=agent.created_at,
+            versions=versions,
+            latest_version=latest,
+            latest_active_version=latest_active,
+        )
+
+
+class VersionOut(BaseModel):
+    id: int
+    agent_id: int
+    number: int
+    label: str  # agent@number
+    sha256: str
+    filename: str
+    size: int
+    unpacked_size: int
+    files: int
+    status: VersionStatus
+    # Why validation rejected it: shown to the agent's owner and admins only, else null.
+    reason: str | None
+    created_at: Timestamp
+    validated_at: Timestamp | None
+
+    @classmethod
+    def of(cls, version: AgentVersion, agent_name: str, *, private: bool) -> VersionOut:
+        return cls(
+            id=version.id,
+            agent_id=version.agent_id,
+            number=version.number,
+            label=f"{agent_name}@{version.number}",
+            sha256=version.sha256,
+            filename=version.filename,
+            size=version.size,
+            unpacked_size=version.unpacked_size,
+            files=version.files,
+            status=version.status,
+            reason=version.reason if private else None,
+            created_at=version.created_at,
+            validated_at=version.validated_at,
+        )
+
+
+class SourceFile(BaseModel):
+    path: str
+    size: int
+    # The file's text (undecodable bytes replaced); null for a file too large to show.
+    text: str | None
+
+
+class SourceOut(BaseModel):
+    version_id: int
+    label: str
+    filename: str
+    sha256: str
+    files: list[SourceFile]
+
+
+class RatingPointOut(BaseModel):
+    match_id: int
+    ladder_id: int
+    version_id: int
+    version: int  # the version's number
+    mu: float
+    sigma: float
+    conservative: float
+    created_at: Timestamp
+
+
+# --- ladders -----------------------------------------------------------------------------
+
+
+class LadderCreate(BaseModel):
+    """A new ladder; the TrueSkill parameters default to the usual 25, 25/3, 25/6, 25/300."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=TITLE_PATTERN, examples=["main"])
+    players: int = Field(4, ge=MIN_PLAYERS, le=MAX_PLAYERS)
+    decision_time: float = Field(1.0, gt=0, le=60)
+    time_bank: float = Field(10.0, ge=0, le=3600)
+    mu: float = Field(25.0, ge=-1e6, le=1e6)
+    sigma: float = Field(25.0 / 3, gt=0, le=1e6)
+    beta: float = Field(25.0 / 6, gt=0, le=1e6)
+    tau: float = Field(25.0 / 300, ge=0, le=1e6)
+    # None means ratings.DEFAULT_DRAW_PROBABILITY.
+    draw_probability: float | None = Field(None, ge=0, lt=1)
+
+
+class LadderUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    state: LadderState
+
+
+class LadderOut(BaseModel):
+    id: int
+    name: str
+    state: LadderState
+    players: int
+    decision_time: float
+    time_bank: float
+    mu: float
+    sigma: float
+    beta: float
+    tau: float
+    draw_probability: float
+    created_at: Timestamp
+    entries: int  # agents entered now
+
+    @classmethod
+    def of(cls, ladder: Ladder, entries: int) -> LadderOut:
+        return cls(
+            id=ladder.id,
+            name=ladder.name,
+            state=ladder.state,
+            players=ladder.players,
+            decision_time=ladder.decision_time,
+            time_bank=ladder.time_bank,
+            mu=ladder.mu,
+            sigma=ladder.sigma,
+            beta=ladder.beta,
+            tau=ladder.tau,
+            draw_probability=ladder.draw_probability,
+            created_at=ladder.created_at,
+            entries=entries,
+        )
+
+
+class EntryCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent_id: int = Field(ge=1, le=MAX_ID)
+    version_id: int = Field(ge=1, le=MAX_ID)
+
+
+class EntryOut(BaseModel):
+    ladder_id: int
+    agent_id: int
+    agent: str
+    owner_id: int
+    owner: str
+    version_id: int
+    version: int
+    label: str
+    active: bool
+    entered_at: Timestamp
+
+
+class LeaderboardRow(BaseModel):
+    rank: int
+    agent_id: int
+    agent: str
+    owner_id: int
+    owner: str
+    version_id: int
+    version: int
+    label: str
+    mu: float
+    sigma: float
+    conservative: float  # mu - 3 sigma: the sort key
+    matches: int
+    wins: int
+    win_rate: float | None  # wins / matches; null before the first match
+
+
+# --- leagues -----------------------------------------------------------------------------
+
+
+class LeagueCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=TITLE_PATTERN, examples=["spring-2025"])
+    entrants: list[int] = Field(min_length=MIN_PLAYERS, max_length=1000)
+    table_size: int = Field(4, ge=MIN_PLAYERS, le=MAX_PLAYERS)
+    rounds: int = Field(1, ge=1, le=100)
+    decision_time: float = Field(1.0, gt=0, le=60)
+    time_bank: float = Field(10.0, ge=0, le=3600)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+
+    @model_validator(mode="after")
+    def _check(self) -> LeagueCreate:
+        if any(not 1 <= v <= MAX_ID for v in self.entrants):
+            raise ValueError("entrants are version ids")
+        if len(set(self.entrants)) != len(self.entrants):
+            raise ValueError("an entrant is listed twice")
+        if len(self.entrants) < self.table_size:
+            raise ValueError("fewer entrants than seats at a table")
+        return self
+
+
+class LeagueEntrantOut(BaseModel):
+    version_id: int
+    label: str
+    agent_id: int
+    owner_id: int
+    owner: str
+
+
+class LeagueProgress(BaseModel):
+    round: int  # the league round being played (0 before the start); rounds are made one by one
+    matches: int  # matches created so far
+    finished: int
+    failed: int
+    queued: int
+    running: int
+
+
+class LeagueOut(BaseModel):
+    id: int
+    name: str
+    state: LeagueState
+    table_size: int
+    rounds: int
+    decision_time: float
+    time_bank: float
+    seed: int
+    created_at: Timestamp
+    entrants: list[LeagueEntrantOut]
+    progress: LeagueProgress
+
+    @classmethod
+    def of(
+        cls, league: League, entrants: list[LeagueEntrantOut], progress: LeagueProgress
+    ) -> LeagueOut:
+        return cls(
+            id=league.id,
+            name=league.name,
+            state=league.state,
+            table_size=league.table_size,
+            rounds=league.rounds,
+            decision_time=league.decision_time,
+            time_bank=league.time_bank,
+            seed=league.seed,
+            created_at=league.created_at,
+            entrants=entrants,
+            progress=progress,
+        )
+
+
+class StandingRow(BaseModel):
+    """One entrant's line in a league table (``leagues.standings``)."""
+
+    position: int
+    version_id: int
+    agent_id: int
+    agent: str
+    number: int
+    label: str
+    matches: int
+    wins: int
+    mean_rank: float | None  # the sort key: lower is better
+    mean_score: float | None
+    mu: float  # TrueSkill over the league's matches alone (tau = 0)
+    sigma: float
+    conservative: float
+
+
+class Standings(BaseModel):
+    league_id: int
+    state: LeagueState
+    final: bool  # True once every match of the league has been played
+    standings: list[StandingRow]
+
+
+class HeadToHead(BaseModel):
+    """Finished matches two agents played together: who finished ahead (fewer heads)."""
+
+    agent_a: int
+    agent_b: int
+    ladder_id: int | None
+    matches: int
+    a_ahead: int
+    b_ahead: int
+    ties: int
+    a_mean_score: float | None
+    b_mean_score: float | None
+
+
+# --- matches and challenges ----------------------------------------------------------------
+
+
+class ChallengeCreate(BaseModel):
+    """Either ``version_ids`` or ``agent_ids`` (each agent's newest active version)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version_ids: list[int] | None = Field(None, min_length=MIN_PLAYERS, max_length=MAX_PLAYERS)
+    agent_ids: list[int] | None = Field(None, min_length=MIN_PLAYERS, max_length=MAX_PLAYERS)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+
+    @model_validator(mode="after")
+    def _check(self) -> ChallengeCreate:
+        given = [ids for ids in (self.version_ids, self.agent_ids) if ids is not None]
+        if len(given) != 1:
+            raise ValueError("give either version_ids or agent_ids")
+        ids = given[0]
+        if any(not 1 <= i <= MAX_ID for i in ids):
+            raise ValueError("ids are positive integers")
+        if len(set(ids)) != len(ids):
+            raise ValueError("a participant is listed twice")
+        return self
+
+
+class SeatOut(BaseModel):
+    seat: int
+    version_id: int
+    label: str  # agent@number
+    agent_id: int
+    agent: str
+    owner_id: int
+    owner: str
+    score: int | None
+    rank: int | None
+    faults: int
+    forfeited: bool
+
+
+class MatchOut(BaseModel):
+    id: int
+    kind: MatchKind
+    status: MatchStatus
+    rated: bool
+    ladder_id: int | None
+    league_id: int | None
+    league_round: int | None
+    requested_by: int | None
+    seed: int
+    created_at: Timestamp
+    started_at: Timestamp | None
+    finished_at: Timestamp | None
+    duration: float | None  # seconds from start to finish
+    scores: list[Any] | None
+    ranks: list[Any] | None
+    faults: list[Any] | None
+    error: str | None
+    participants: list[SeatOut]
+
+    @classmethod
+    def of(cls, match: Match, participants: list[SeatOut]) -> MatchOut:
+        duration = None
+        if match.started_at is not None and match.finished_at is not None:
+            duration = (as_utc(match.finished_at) - as_utc(match.started_at)).total_seconds()
+        return cls(
+            id=match.id,
+            kind=match.kind,
+            status=match.status,
+            rated=match.rated,
+            ladder_id=match.ladder_id,
+            league_id=match.league_id,
+            league_round=match.league_round,
+            requested_by=match.requested_by,
+            seed=match.seed,
+            created_at=match.created_at,
+            started_at=match.started_at,
+            finished_at=match.finished_at,
+            duration=duration,
+            scores=match.scores,
+            ranks=match.ranks,
+            faults=match.faults,
+            error=match.error,
+            participants=participants,
+        )
+
+
+class StderrOut(BaseModel):
+    match_id: int
+    seat: int
+    label: str
+    stderr: str | None

@@ -1,0 +1,93 @@
+"""Helpers of the data-layer tests: rows made directly in the database, and real match logs."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006 import bots, play_match
+from cow006_platform import db, results
+from cow006_platform.models import Agent, AgentVersion, Ladder, League, LeagueEntrant, Match, User
+
+_n = itertools.count(1)
+
+
+def user(session: Session, name: str | None = None) -> User:
+    n = next(_n)
+    row = User(name=name or f"user{n}", token_hash=hashlib.sha256(f"t{n}".encode()).hexdigest())
+    session.add(row)
+    session.flush()
+    return row
+
+
+def agent(session: Session, owner: User | None = None, name: str | None = None) -> Agent:
+    owner = owner or user(session)
+    row = Agent(owner_id=owner.id, name=name or f"agent{next(_n)}")
+    session.add(row)
+    session.flush()
+    return row
+
+
+def version(session: Session, ag: Agent | None = None, sha256: str | None = None) -> AgentVersion:
+    """A version row (its files are not stored: use storage.store_upload for that)."""
+    ag = ag or agent(session)
+    number = len(ag.versions) + 1
+    row = AgentVersion(
+        agent_id=ag.id,
+        number=number,
+        sha256=sha256 or hashlib.sha256(f"v{next(_n)}".encode()).hexdigest(),
+        filename="bot.py",
+        size=10,
+        unpacked_size=10,
+        files=1,
+    )
+    session.add(row)
+    session.flush()
+    session.refresh(ag)
+    return row
+
+
+def ladder(session: Session, **kwargs: Any) -> Ladder:
+    row = Ladder(name=kwargs.pop("name", f"ladder{next(_n)}"), **kwargs)
+    session.add(row)
+    session.flush()
+    return row
+
+
+def league(session: Session, version_ids: list[int], **kwargs: Any) -> League:
+    row = League(name=kwargs.pop("name", f"league{next(_n)}"), **kwargs)
+    session.add(row)
+    session.flush()
+    for vid in version_ids:
+        session.add(LeagueEntrant(league_id=row.id, version_id=vid))
+    session.flush()
+    session.refresh(row)
+    return row
+
+
+def versions(factory: sessionmaker[Session], n: int) -> list[int]:
+    """n versions of n distinct agents, committed; their ids."""
+    with db.session_scope(factory) as session:
+        return [version(session).id for _ in range(n)]
+
+
+def log_for(match: Match, builtin: str | list[str] = "random") -> dict[str, Any]:
+    """A real log of the match's seats, played by built-ins with the match's seed."""
+    names = [builtin] * len(match.seats) if isinstance(builtin, str) else builtin
+    labels = [f"seat{s.seat}" for s in sorted(match.seats, key=lambda s: s.seat)]
+    return play_match([bots.make(n) for n in names], seed=match.seed, names=labels)
+
+
+def play_and_finish(
+    factory: sessionmaker[Session], match_id: int, builtin: str | list[str] = "random"
+) -> bool:
+    """Play a queued match with built-ins and store its result, as a worker would."""
+    with db.session_scope(factory) as session:
+        match = session.get(Match, match_id)
+        assert match is not None
+        log = log_for(match, builtin)
+    with db.session_scope(factory) as session:
+        return results.finish_match(session, match_id, log, [None] * len(log["players"]))

@@ -1,0 +1,233 @@
+"""The authorization matrix: every endpoint, as anonymous, another user, the owner, an admin.
+
+Each row of ``MATRIX`` is one endpoint with the exact status each caller gets.  The rows run
+in order against one world (so a row may rely on an earlier row's success: the owner's entry
+exists when the withdrawal row runs), and for each row the callers go anonymous, other,
+owner, admin, then a caller with a stale token (401 everywhere under /api).  "owner" is the
+owner of the resource in question; stderr is checked from both seats' sides.  A test also
+checks that the matrix covers every operation of the app's OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from apitools import Api, new_match, play_and_finish
+from sqlalchemy import select
+
+from cow006_platform import models
+
+ACTORS = ("anon", "other", "owner", "admin")
+Check = Callable[[str, Any], bool]
+
+
+@dataclass
+class Row:
+    method: str
+    path: str  # a route template: {A} owner's agent, {B} other's agent, {L} ladder, ...
+    expect: tuple[int, int, int, int]  # anon, other, owner, admin
+    body: Callable[[str], Any] | None = None  # JSON body for the caller
+    upload: bool = False  # multipart bot upload instead of JSON
+    check: Check | None = None  # on a 2xx answer: what the caller may see
+    template: str = field(default="")  # the app's route path (defaults to ``path``)
+
+
+def _private_reason(actor: str, body: Any) -> bool:
+    items = body.get("items", [body])
+    rejected = [v for v in items if v["status"] == "rejected"]
+    assert rejected, body
+    return all((v["reason"] is not None) == (actor in ("owner", "admin")) for v in rejected)
+
+
+MATRIX: list[Row] = [
+    # users
+    Row("POST", "/api/users", (201, 201, 201, 201), body=lambda a: {"name": f"new-{a}"}),
+    Row("GET", "/api/users", (200, 200, 200, 200)),
+    Row("GET", "/api/users/me", (401, 200, 200, 200)),
+    Row("GET", "/api/users/{U}", (200, 200, 200, 200), template="/api/users/{user_id}"),
+    # agents and versions
+    Row("POST", "/api/agents", (401, 201, 201, 201), body=lambda a: {"name": f"agent-{a}"}),
+    Row("GET", "/api/agents", (200, 200, 200, 200)),
+    Row("GET", "/api/agents/{A}", (200, 200, 200, 200)),
+    Row("PATCH", "/api/agents/{A}", (401, 403, 403, 200), body=lambda a: {"disabled": False}),
+    Row("POST", "/api/agents/{A}/versions", (401, 403, 201, 403), upload=True),
+    Row("GET", "/api/agents/{A}/versions", (200, 200, 200, 200), check=_private_reason),
+    Row(
+        "GET",
+        "/api/agents/{A}/versions/2",
+        (200, 200, 200, 200),
+        check=_private_reason,
+        template="/api/agents/{agent_id}/versions/{number}",
+    ),
+    Row(
+        "GET",
+        "/api/agents/{A}/versions/1/source",
+        (401, 403, 200, 200),
+        template="/api/agents/{agent_id}/versions/{number}/source",
+    ),
+    Row("GET", "/api/agents/{A}/ratings", (200, 200, 200, 200)),
+    Row(
+        "GET",
+        "/api/agents/{A}/head-to-head/{B}",
+        (200, 200, 200, 200),
+        template="/api/agents/{agent_id}/head-to-head/{other_id}",
+    ),
+    # ladders
+    Row("POST", "/api/ladders", (401, 403, 403, 201), body=lambda a: {"name": f"ladder-{a}"}),
+    Row("GET", "/api/ladders", (200, 200, 200, 200)),
+    Row("GET", "/api/ladders/{L}", (200, 200, 200, 200)),
+    Row("PATCH", "/api/ladders/{L}", (401, 403, 403, 200), body=lambda a: {"state": "open"}),
+    Row(
+        "POST",
+        "/api/ladders/{L}/entries",
+        (401, 403, 201, 403),
+        body=lambda a: {"agent_id": "{A}", "version_id": "{V}"},
+    ),
+    Row("GET", "/api/ladders/{L}/entries", (200, 200, 200, 200)),
+    Row("GET", "/api/ladders/{L}/leaderboard", (200, 200, 200, 200)),
+    Row("DELETE", "/api/ladders/{L}/entries/{A}", (401, 403, 204, 403)),
+    # leagues
+    Row(
+        "POST",
+        "/api/leagues",
+        (401, 403, 403, 201),
+        body=lambda a: {"name": f"league-{a}", "entrants": ["{V}", "{W}"], "table_size": 2},
+    ),
+    Row("GET", "/api/leagues", (200, 200, 200, 200)),
+    Row("GET", "/api/leagues/{G}", (200, 200, 200, 200)),
+    Row("GET", "/api/leagues/{G}/schedule", (200, 200, 200, 200)),
+    Row("GET", "/api/leagues/{G}/standings", (200, 200, 200, 200)),
+    Row("POST", "/api/leagues/{G}/start", (401, 403, 403, 200)),
+    # challenges and matches
+    Row(
+        "POST",
+        "/api/challenges",
+        (401, 201, 201, 201),
+        body=lambda a: {"version_ids": ["{V}", "{W}"]},
+    ),
+    Row("GET", "/api/matches", (200, 200, 200, 200)),
+    Row("GET", "/api/matches/{M}", (200, 200, 200, 200)),
+    Row("GET", "/api/matches/{M}/log", (200, 200, 200, 200)),
+    # Seat 0 is the owner's bot, seat 1 the other user's: each reads only their own.
+    Row(
+        "GET",
+        "/api/matches/{M}/seats/0/stderr",
+        (401, 403, 200, 200),
+        check=lambda a, body: body["stderr"] == "owner's secret",
+        template="/api/matches/{match_id}/seats/{seat}/stderr",
+    ),
+    Row(
+        "GET",
+        "/api/matches/{M}/seats/1/stderr",
+        (401, 200, 403, 200),
+        check=lambda a, body: body["stderr"] == "other's secret",
+        template="/api/matches/{match_id}/seats/{seat}/stderr",
+    ),
+]
+
+NAMES = {
+    "{U}": "user_id",
+    "{A}": "agent_id",
+    "{B}": "other_id",
+    "{L}": "ladder_id",
+    "{G}": "league_id",
+    "{M}": "match_id",
+}
+
+
+def _template(row: Row) -> str:
+    if row.template:
+        return row.template
+    path = row.path
+    for key, name in NAMES.items():
+        path = path.replace(key, "{" + name + "}")
+    return path.replace("/{other_id}", "/{agent_id}") if "/entries/" in path else path
+
+
+def _world(api: Api) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
+    """Admin, owner (alice), other (bob); alice's agent with an active and a rejected
+    version, bob's agent, a ladder, a league and a finished match between the two."""
+    admin, owner, other = api.user("root", admin=True), api.user("alice"), api.user("bob")
+    a, b = api.agent(owner, "ant"), api.agent(other, "bee")
+    va = api.upload(owner, a)["id"]
+    rejected = api.upload(owner, a)["id"]
+    vb = api.upload(other, b)["id"]
+    with api.session_factory.begin() as session:
+        version = session.get(models.AgentVersion, rejected)
+        assert version is not None
+        version.status = models.VersionStatus.rejected
+        version.reason = "it crashed"
+        uid = session.scalars(select(models.User.id).where(models.User.name == "alice")).one()
+    lid = api.ladder(admin, "main", players=2)
+    r = api.client.post(
+        "/api/leagues",
+        json={"name": "cup", "entrants": [va, vb], "table_size": 2},
+        headers=admin,
+    )
+    gid = r.json()["id"]
+    mid = new_match(api.session_factory, kind="ladder", version_ids=[va, vb], ladder_id=lid)
+    play_and_finish(api.session_factory, mid, stderr=["owner's secret", "other's secret"])
+    headers = {
+        "anon": {},
+        "other": other,
+        "owner": owner,
+        "admin": admin,
+        "stale": {"Authorization": "Bearer not-a-token"},
+    }
+    ids = {"{U}": uid, "{A}": a, "{B}": b, "{V}": va, "{W}": vb, "{L}": lid, "{G}": gid, "{M}": mid}
+    return headers, ids
+
+
+def _fill(value: Any, ids: dict[str, int]) -> Any:
+    if isinstance(value, str):
+        if value in ids:
+            return ids[value]
+        for key, ident in ids.items():
+            value = value.replace(key, str(ident))
+        return value
+    if isinstance(value, list):
+        return [_fill(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, ids) for k, v in value.items()}
+    return value
+
+
+def test_the_matrix_covers_every_route(api: Api) -> None:
+    paths = api.client.get("/openapi.json").json()["paths"]
+    routes = {(method.upper(), path) for path, ops in paths.items() for method in ops}
+    covered = {(row.method, _template(row)) for row in MATRIX}
+    assert routes == covered
+
+
+def test_authorization_matrix(api: Api) -> None:
+    headers, ids = _world(api)
+    wrong: list[str] = []
+    for row in MATRIX:
+        path = _fill(row.path, ids)
+        for actor, expected in [*zip(ACTORS, row.expect, strict=True), ("stale", 401)]:
+            kwargs: dict[str, Any] = {"headers": headers[actor]}
+            if row.body is not None:
+                kwargs["json"] = _fill(row.body(actor), ids)
+            if row.upload:
+                source = f"def play(view):\n    return min(view.hand)  # {actor}\n"
+                kwargs["files"] = {"file": ("bot.py", source.encode())}
+            r = api.client.request(row.method, path, **kwargs)
+            if r.status_code != expected:
+                wrong.append(
+                    f"{row.method} {path} as {actor}: {r.status_code} != {expected}"
+                    f" ({r.text[:120]})"
+                )
+            elif r.status_code < 300 and row.check and r.content and not row.check(actor, r.json()):
+                wrong.append(f"{row.method} {path} as {actor}: shows what it should not")
+            if r.status_code >= 400:
+                assert isinstance(r.json()["detail"], str | list | dict)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_docs_are_public(api: Api) -> None:
+    assert api.client.get("/docs").status_code == 200
+    schema = api.client.get("/openapi.json").json()
+    assert "/api/ladders/{ladder_id}/leaderboard" in schema["paths"]
+    assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"

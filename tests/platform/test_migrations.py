@@ -1,0 +1,49 @@
+"""Migrations: ``0001_initial`` creates exactly the schema of the models, on both databases."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect
+
+from cow006_platform import db, migrate, models
+
+
+def test_upgrade_creates_exactly_the_models_schema(db_url: str) -> None:
+    migrate.upgrade(db_url)
+    engine = db.make_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            ctx = MigrationContext.configure(conn, opts={"compare_type": True})
+            diff = compare_metadata(ctx, models.Base.metadata)
+            tables = set(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
+    assert diff == []
+    assert tables == set(models.Base.metadata.tables) | {"alembic_version"}
+    assert migrate.current(db_url) == "0001"
+
+
+def test_upgrade_twice_is_a_no_op(db_url: str) -> None:
+    migrate.upgrade(db_url)
+    migrate.upgrade(db_url)
+    assert migrate.current(db_url) == "0001"
+
+
+def test_one_head_and_downgrade_to_empty(db_url: str) -> None:
+    script = ScriptDirectory.from_config(migrate.config())
+    assert script.get_heads() == ["0001"]
+    migrate.upgrade(db_url)
+    engine = db.make_engine(db_url)
+    try:
+        from alembic import command
+
+        with engine.begin() as conn:
+            cfg = migrate.config(db_url)
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "base")
+        with engine.connect() as conn:
+            assert set(inspect(conn).get_table_names()) <= {"alembic_version"}
+    finally:
+        engine.dispose()
