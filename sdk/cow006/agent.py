@@ -15,10 +15,9 @@ class Bot(Agent):
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -26,15 +25,55 @@ from .errors import AgentLoadError
 from .view import View
 
 
-@dataclass(frozen=True, slots=True)
 class MatchInfo:
-    """What an agent is told when a match starts."""
+    """What an agent is told when a match starts (read-only).
+
+    A plain class rather than a dataclass: ``dataclasses`` pulls in ``inspect`` and friends,
+    about 10 ms at every bot process start.
+    """
+
+    __slots__ = ("n_players", "names", "seat", "seed", "settings")
 
     seat: int
     n_players: int
     seed: int  # a seed for this agent's own randomness, fixed by the match seed and the seat
-    names: tuple[str, ...] = ()
-    settings: dict[str, Any] = field(default_factory=dict)
+    names: tuple[str, ...]
+    settings: dict[str, Any]
+
+    def __init__(
+        self,
+        seat: int,
+        n_players: int,
+        seed: int,
+        names: tuple[str, ...] = (),
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        for key, value in (
+            ("seat", seat),
+            ("n_players", n_players),
+            ("seed", seed),
+            ("names", tuple(names)),
+            ("settings", dict(settings or {})),
+        ):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError("MatchInfo is read-only")
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.seat, self.n_players, self.seed, self.names, self.settings)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MatchInfo) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash((self.seat, self.n_players, self.seed, self.names))
+
+    def __repr__(self) -> str:
+        return (
+            f"MatchInfo(seat={self.seat}, n_players={self.n_players}, seed={self.seed}, "
+            f"names={self.names}, settings={self.settings})"
+        )
 
 
 class Agent:
@@ -132,19 +171,21 @@ def agent_from_module(module: ModuleType, name: str | None = None) -> Agent:
     )
 
 
-def load_module(path: str | Path) -> ModuleType:
+def load_module(path: str | os.PathLike[str]) -> ModuleType:
     """Import a bot from a .py file, or from a folder holding bot.py (its folder on sys.path)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "bot.py"
-    if not p.is_file():
+    # os.path rather than pathlib: this runs in every bot process, where start-up time counts.
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        p = os.path.join(p, "bot.py")
+    if not os.path.isfile(p):
         raise AgentLoadError(f"no bot file at {path}")
-    if p.suffix != ".py":
+    if not p.endswith(".py"):
         raise AgentLoadError(f"{path} is not a Python file (.py)")
-    folder = str(p.parent.resolve())
+    full = os.path.realpath(p)
+    folder = os.path.dirname(full)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    module_name = f"cow006_bot_{abs(hash(str(p.resolve())))}"
+    module_name = f"cow006_bot_{abs(hash(full))}"
     spec = importlib.util.spec_from_file_location(module_name, p)
     if spec is None or spec.loader is None:
         raise AgentLoadError(f"cannot import {path}")
@@ -159,6 +200,7 @@ def load_module(path: str | Path) -> ModuleType:
     return module
 
 
-def load_agent_file(path: str | Path) -> Agent:
+def load_agent_file(path: str | os.PathLike[str]) -> Agent:
     """The agent defined in a bot file (see ``agent_from_module``)."""
-    return agent_from_module(load_module(path), name=Path(path).stem)
+    name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    return agent_from_module(load_module(path), name=name)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import (
@@ -32,7 +31,6 @@ Take = dict[str, Any]
 ChooseRow = Callable[[int, int], Any]
 
 
-@dataclass(slots=True)
 class State:
     """Everything about a match in progress, as plain data.
 
@@ -40,18 +38,54 @@ class State:
     held per seat; ``piles`` the cards taken this round per seat; ``penalties`` the heads taken
     this round per seat; ``scores`` the totals of the finished rounds; ``revealed`` the cards of
     each resolved turn of this round, by seat.  ``round`` counts from 0 and ``turn`` is the index
-    of the next turn to play in the round (0..10).
+    of the next turn to play in the round (0..10).  (A plain class, not a dataclass: bot
+    processes import the engine, and ``dataclasses`` costs them ~10 ms of start-up.)
     """
 
-    n_players: int
-    scores: list[int]
-    round: int = -1
-    turn: int = 0
-    rows: list[list[int]] = field(default_factory=list)
-    hands: list[list[int]] = field(default_factory=list)
-    piles: list[list[int]] = field(default_factory=list)
-    penalties: list[int] = field(default_factory=list)
-    revealed: list[list[int]] = field(default_factory=list)
+    __slots__ = (
+        "hands",
+        "n_players",
+        "penalties",
+        "piles",
+        "revealed",
+        "round",
+        "rows",
+        "scores",
+        "turn",
+    )
+
+    def __init__(
+        self,
+        n_players: int,
+        scores: list[int],
+        round: int = -1,
+        turn: int = 0,
+        rows: list[list[int]] | None = None,
+        hands: list[list[int]] | None = None,
+        piles: list[list[int]] | None = None,
+        penalties: list[int] | None = None,
+        revealed: list[list[int]] | None = None,
+    ) -> None:
+        self.n_players = n_players
+        self.scores = scores
+        self.round = round
+        self.turn = turn
+        self.rows = rows if rows is not None else []
+        self.hands = hands if hands is not None else []
+        self.piles = piles if piles is not None else []
+        self.penalties = penalties if penalties is not None else []
+        self.revealed = revealed if revealed is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, State):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"State({fields})"
 
     @property
     def round_over(self) -> bool:

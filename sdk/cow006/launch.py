@@ -162,8 +162,7 @@ def bootstrap(sdk: str | None = None) -> str:
     else the sources), then serve the protocol."""
     where = sdk if sdk is not None else (compiled_sdk() or sdk_dir())
     return (
-        f"import sys; sys.path.insert(0, {where!r}); "
-        "from cow006.bot import main; sys.exit(main(sys.argv[1:]))"
+        f"import sys; sys.path.insert(0, {where!r}); from cow006.bot import run; run(sys.argv[1:])"
     )
 
 

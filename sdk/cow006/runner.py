@@ -261,6 +261,14 @@ class Match:
         n = st.n_players
         seeds = agent_seeds(self.seed, n)
         names = tuple(self.names)
+        # Bot processes start together, so their start-ups overlap instead of adding up.
+        for agent in self.agents:
+            start = getattr(agent, "start", None)
+            if callable(start):
+                try:
+                    start()
+                except Exception:  # reported as a startup fault by on_match_start below
+                    pass
         for seat in range(n):
             info = MatchInfo(seat, n, seeds[seat], names, self.settings)
             self._notify(seat, "on_match_start", info)

@@ -8,9 +8,10 @@ argv of ``cow006.launch`` into a ``bwrap`` invocation and starts it.  What a bot
   with its host (``--die-with-parent``);
 * a root file system that is an empty, read-only tmpfs holding only: the real interpreter
   binary (Python or node) with its standard library and shared libraries, the ``cow006``
-  package at ``/sdk/cow006``, the bot's own files at ``/bot`` (read-only), a fresh ``/proc``
-  and a minimal ``/dev`` (read-only), and a private ``/tmp`` of ``tmp_size`` bytes.  No
-  ``/etc``, no ``/run``, no home, no other bot;
+  package at ``/sdk/cow006`` (the host's compiled copy: ``launch.compiled_sdk``), the bot's
+  own files at ``/bot`` (read-only), a fresh ``/proc`` and a minimal ``/dev`` (read-only),
+  and a private ``/tmp`` of ``tmp_size`` bytes.  No ``/etc``, no ``/run``, no home, no other
+  bot;
 * an empty environment but for ``cow006.launch.BOT_ENV`` (bwrap itself is started with an
   empty environment too: its pid 1 inside keeps its environment readable);
 * a seccomp filter (libseccomp, through ``pyseccomp`` or Debian's ``python3-seccomp``):
@@ -834,7 +835,6 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
             ]
         binds.append((_sdk_source(sb), f"{SDK_DEST}/cow006"))
     seen = {dest for _, dest in binds}
-    cache = sb.cache_path()
     libs = {}
     for lib in _shared_libs(elf, cache):
         dest = _lib_dest(lib)
@@ -1142,8 +1142,8 @@ def _uid_procs(uid: int) -> list[tuple[int, int, str]]:
     the owner of /proc/PID is not reliable: a non-dumpable process shows as root).
 
     Every process's status is read, so this is kept lean (raw reads, a byte search for the
-    first ``Uid:`` line, which comes before any field a process can set but its escaped
-    name): it runs at least twice per released slot."""
+    first ``Uid:`` line: of what a process can set, only its name comes before, and the
+    kernel escapes newlines in it): it runs at least twice per released slot."""
     out = []
     want = b"\t%d\t" % uid
     for name in os.listdir("/proc"):
@@ -1163,10 +1163,10 @@ def _uid_procs(uid: int) -> list[tuple[int, int, str]]:
         if at < 0 or not head.startswith(want, at + 5):
             continue
         ppid, state = 0, "?"
-        for line in head[:at].decode("ascii", "replace").splitlines():
-            if line.startswith("State:"):
-                state = line.split()[1]
-            elif line.startswith("PPid:"):
+        for line in head[:at].split(b"\n"):
+            if line.startswith(b"State:"):
+                state = line.split()[1].decode("ascii", "replace")
+            elif line.startswith(b"PPid:"):
                 ppid = int(line.split()[1])
         out.append((int(name), ppid, state))
     return out
