@@ -5,7 +5,8 @@ brings its schema up to date, seeds it with COPY: 1,000 agents (100 owners, a ve
 all entered in one ladder, each with a rating) and 100,000 finished 4-player ladder matches
 (seats, scores, ranks, one rating point per seat; no logs).  Then it starts the app with
 uvicorn on a free port of 127.0.0.1 in a subprocess and reads, with 32 concurrent clients
-(httpx, asyncio) and a bounded number of requests, the pages people read most:
+(asyncio, keep-alive connections, a minimal HTTP/1.1 client: see ``Connection``) and a
+bounded number of requests, the pages people read most:
 
     GET /api/ladders/{id}/leaderboard?limit=50&offset=...
     GET /api/agents/{id}
@@ -13,11 +14,13 @@ uvicorn on a free port of 127.0.0.1 in a subprocess and reads, with 32 concurren
     GET /api/matches?agent_id=...
 
 It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
-Target: p99 <= 50 ms.  The clients run on the same machine as the server (and the database),
-so the figures include their share of the CPU.
+Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
+By default the clients run a closed loop (no pause between requests): that measures the
+server's saturation, where latency is mostly queueing (about clients / throughput); with
+``--rate R`` they send R requests a second in all, and latency counts from when each was due.
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
-        [--clients 32] [--workers 1] [--db cow006_bench] [--keep] [--json]
+        [--clients 32] [--workers 1] [--rate R] [--db cow006_bench] [--keep | --reuse] [--json]
 """
 
 from __future__ import annotations
@@ -107,17 +110,42 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
         )
         copy(
             "agent_versions",
-            ["id", "agent_id", "number", "sha256", "filename", "size", "unpacked_size", "files",
-             "status", "created_at", "validated_at"],
-            ((i, i, 1, f"{i:064x}", "bot.py", 500, 500, 1, "active", start, start)
-             for i in range(1, agents + 1)),
-        )  # fmt: skip
+            [
+                "id",
+                "agent_id",
+                "number",
+                "sha256",
+                "filename",
+                "size",
+                "unpacked_size",
+                "files",
+                "status",
+                "created_at",
+                "validated_at",
+            ],
+            (
+                (i, i, 1, f"{i:064x}", "bot.py", 500, 500, 1, "active", start, start)
+                for i in range(1, agents + 1)
+            ),
+        )
         copy(
             "ladders",
-            ["id", "name", "state", "players", "decision_time", "time_bank", "mu", "sigma",
-             "beta", "tau", "draw_probability", "created_at"],
+            [
+                "id",
+                "name",
+                "state",
+                "players",
+                "decision_time",
+                "time_bank",
+                "mu",
+                "sigma",
+                "beta",
+                "tau",
+                "draw_probability",
+                "created_at",
+            ],
             [(1, "main", "open", PLAYERS, 1.0, 10.0, 25.0, 25 / 3, 25 / 6, 25 / 300, 0.011, start)],
-        )  # fmt: skip
+        )
         copy(
             "ladder_entries",
             ["id", "ladder_id", "agent_id", "version_id", "active", "entered_at"],
@@ -145,22 +173,58 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
                     played[vid] += 1
                     wins[vid] += rank == 1
                     points.append((m * PLAYERS + s, 1, vid, m, mu[vid], sigma[vid], when))
-                yield (m, "ladder", 1, True, rng.getrandbits(62), "finished", True,
-                       json.dumps(scores), json.dumps(ranks), "[]", 1, when - timedelta(seconds=5),
-                       when - timedelta(seconds=5), when)  # fmt: skip
+                yield (
+                    m,
+                    "ladder",
+                    1,
+                    True,
+                    rng.getrandbits(62),
+                    "finished",
+                    True,
+                    json.dumps(scores),
+                    json.dumps(ranks),
+                    "[]",
+                    1,
+                    when - timedelta(seconds=5),
+                    when - timedelta(seconds=5),
+                    when,
+                )
 
         copy(
             "matches",
-            ["id", "kind", "ladder_id", "rated", "seed", "status", "rating_applied", "scores",
-             "ranks", "faults", "attempts", "created_at", "started_at", "finished_at"],
+            [
+                "id",
+                "kind",
+                "ladder_id",
+                "rated",
+                "seed",
+                "status",
+                "rating_applied",
+                "scores",
+                "ranks",
+                "faults",
+                "attempts",
+                "created_at",
+                "started_at",
+                "finished_at",
+            ],
             match_rows(),
-        )  # fmt: skip
+        )
         copy(
             "match_seats",
-            ["id", "match_id", "seat", "version_id", "agent_id", "score", "rank", "faults",
-             "forfeited"],
+            [
+                "id",
+                "match_id",
+                "seat",
+                "version_id",
+                "agent_id",
+                "score",
+                "rank",
+                "faults",
+                "forfeited",
+            ],
             seats,
-        )  # fmt: skip
+        )
         copy(
             "rating_points",
             ["id", "ladder_id", "version_id", "match_id", "mu", "sigma", "created_at"],
@@ -169,12 +233,23 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
         copy(
             "ratings",
             ["id", "ladder_id", "version_id", "mu", "sigma", "conservative", "matches", "wins"],
-            ((v, 1, v, mu[v], sigma[v], mu[v] - 3 * sigma[v], played[v], wins[v])
-             for v in range(1, agents + 1)),
-        )  # fmt: skip
+            (
+                (v, 1, v, mu[v], sigma[v], mu[v] - 3 * sigma[v], played[v], wins[v])
+                for v in range(1, agents + 1)
+            ),
+        )
         # Explicit ids were copied: move each sequence past them.
-        for table in ("users", "agents", "agent_versions", "ladders", "ladder_entries",
-                      "matches", "match_seats", "rating_points", "ratings"):  # fmt: skip
+        for table in (
+            "users",
+            "agents",
+            "agent_versions",
+            "ladders",
+            "ladder_entries",
+            "matches",
+            "match_seats",
+            "rating_points",
+            "ratings",
+        ):
             cur.execute(
                 sql.SQL("SELECT setval(pg_get_serial_sequence({}, 'id'), max(id)) FROM {}").format(
                     sql.Literal(table), sql.Identifier(table)
@@ -194,9 +269,22 @@ def free_port() -> int:
 
 def start_server(url: str, port: int, workers: int, data_dir: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COW006_DATABASE_URL": url, "COW006_DATA_DIR": data_dir}
-    cmd = [sys.executable, "-m", "uvicorn", "--factory", "cow006_platform.app:create_app",
-           "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
-           "--log-level", "warning", "--no-access-log"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "cow006_platform.app:create_app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
     return subprocess.Popen(cmd, env=env)
 
 
@@ -233,29 +321,78 @@ def requests_plan(n: int, agents: int, rng: random.Random) -> list[tuple[str, st
     return plan
 
 
-async def load(base: str, plan: list[tuple[str, str]], clients: int) -> dict[str, list[float]]:
-    """Run the plan with ``clients`` concurrent clients (each one request at a time)."""
-    latencies: dict[str, list[float]] = defaultdict(list)
-    queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-    for item in plan:
-        queue.put_nowait(item)
-    errors: list[str] = []
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+class Connection:
+    """A minimal HTTP/1.1 keep-alive client for GETs.
 
-        async def worker() -> None:
+    httpx spends about 3 ms of CPU per request; on a 2-core machine shared with the server
+    and the database, the load generator would then measure mostly itself.  This one sends a
+    request line and reads a Content-Length body: a few hundredths of a millisecond.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def get(self, path: str) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        code = int(lines[0].split()[1])
+        length = next(
+            int(line.split(":", 1)[1])
+            for line in lines
+            if line.lower().startswith("content-length:")
+        )
+        return code, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def load(
+    port: int, plan: list[tuple[str, str]], clients: int, rate: float = 0.0
+) -> dict[str, list[float]]:
+    """Run the plan with ``clients`` concurrent clients, each one request at a time on its
+    own keep-alive connection.
+
+    ``rate`` 0: a closed loop, no pause between requests (the server's saturation: latency is
+    then mostly queueing, about clients / throughput).  ``rate`` R: request i is due at i/R
+    seconds and its latency counts from then (so a backlog shows, no coordinated omission).
+    """
+    latencies: dict[str, list[float]] = defaultdict(list)
+    queue: asyncio.Queue[tuple[int, str, str]] = asyncio.Queue()
+    for i, (name, path) in enumerate(plan):
+        queue.put_nowait((i, name, path))
+    errors: list[str] = []
+    start = time.perf_counter()
+
+    async def client() -> None:
+        conn = Connection("127.0.0.1", port)
+        try:
             while True:
                 try:
-                    name, path = queue.get_nowait()
+                    i, name, path = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
                 t = time.perf_counter()
-                r = await client.get(path)
+                if rate:
+                    due = start + i / rate
+                    if due > t:
+                        await asyncio.sleep(due - t)
+                    t = due
+                code, body = await conn.get(path)
                 latencies[name].append(time.perf_counter() - t)
-                if r.status_code != 200:
-                    errors.append(f"{path}: {r.status_code}")
+                if code != 200:
+                    errors.append(f"{path}: {code} {body[:100]!r}")
+        finally:
+            conn.close()
 
-        await asyncio.gather(*(worker() for _ in range(clients)))
+    await asyncio.gather(*(client() for _ in range(clients)))
     if errors:
         raise SystemExit(f"{len(errors)} requests failed, e.g. {errors[:3]}")
     return latencies
@@ -269,8 +406,11 @@ def pct(values: list[float], p: float) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--url", default="postgresql://root@127.0.0.1:5432/postgres",
-                    help="a PostgreSQL server's URL (any existing database, to create ours)")  # fmt: skip
+    ap.add_argument(
+        "--url",
+        default="postgresql://root@127.0.0.1:5432/postgres",
+        help="a PostgreSQL server's URL (any existing database, to create ours)",
+    )
     ap.add_argument("--db", default="cow006_bench", help="the database to (re)create")
     ap.add_argument("--agents", type=int, default=1000)
     ap.add_argument("--matches", type=int, default=100_000)
@@ -278,6 +418,12 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=400)
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    ap.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="requests per second in all (paced, open loop); 0: closed loop, as fast as served",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the database afterwards")
     ap.add_argument("--reuse", action="store_true", help="reuse a seeded database (no seeding)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -302,10 +448,10 @@ def main() -> None:
         proc = start_server(url, port, args.workers, data_dir)
         try:
             wait_ready(base, proc)
-            asyncio.run(load(base, requests_plan(args.warmup, args.agents, rng), args.clients))
+            asyncio.run(load(port, requests_plan(args.warmup, args.agents, rng), args.clients))
             plan = requests_plan(args.requests, args.agents, rng)
             t0 = time.perf_counter()
-            latencies = asyncio.run(load(base, plan, args.clients))
+            latencies = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
         finally:
             proc.terminate()
@@ -317,6 +463,7 @@ def main() -> None:
         "requests": len(everything),
         "clients": args.clients,
         "workers": args.workers,
+        "rate": args.rate or "closed loop",
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -334,7 +481,8 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     print(
-        f"{report['requests']} requests, {args.clients} clients, {args.workers} worker(s): "
+        f"{report['requests']} requests, {args.clients} clients, {args.workers} worker(s), "
+        f"{'paced at ' + str(args.rate) + ' req/s' if args.rate else 'closed loop'}: "
         f"{report['requests_per_second']} req/s"
     )
     print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8}")

@@ -12,7 +12,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import APIRouter, Depends, FastAPI
+import anyio
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 
 from . import db, models
@@ -23,6 +25,7 @@ from .routers.common import ERR_400, ERR_401
 from .settings import Settings, get_settings
 
 MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
+API_THREADS = 8  # worker threads for the (sync) routes
 
 
 def prepare_database(settings: Settings, engine: Engine) -> None:
@@ -59,7 +62,13 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         prepare_database(settings, engine)
-        own_executor = app.state.executor is None
+        # Fewer threads than anyio's default 40: the routes are short and CPU-bound between
+        # queries, and dozens of threads fighting for the GIL slow every request down;
+        # waiting requests queue on the event loop instead.  (A ``Settings.api_threads``
+        # field, when there is one, overrides the default.)
+        threads = int(getattr(settings, "api_threads", API_THREADS))
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        own_executor = executor is None  # one made here is closed here (per startup)
         if own_executor:
             app.state.executor = InProcessExecutor(session_factory, settings)
         try:
@@ -82,4 +91,11 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
     app.state.read_session_factory = db.make_sessionmaker(read_engine)
     app.state.executor = executor
     app.include_router(api_router())
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        # A bug, not bad input: the client gets JSON like every other error, without the
+        # details (Starlette re-raises the exception after this, so the server logs it).
+        return JSONResponse({"detail": "internal server error"}, status_code=500)
+
     return app

@@ -2,8 +2,12 @@
 
 The HTTP API never calls this module: it queues work through an executor
 (``cow006_platform.executor``), which calls ``run_match`` / ``validate_version`` on a worker
-thread (or, later, in a Celery worker).  Both open their own short transactions around the
-slow part, which runs with no transaction open: a match takes seconds to minutes.
+thread, or sends a task to the Celery workers (``cow006_workers.tasks``), which compose the
+steps of ``run_match`` with a lease: ``claim_match`` (queued -> running, under the row lock),
+``play`` (the heartbeat renews the lease with ``renew_lease`` meanwhile), ``finish_claim``
+(the result counts only while the run's attempt is still the match's: the fencing token).
+Every step opens its own short transaction around the slow part, which runs with no
+transaction open: a match takes seconds to minutes.
 
 Bots always run in the sandbox unless the operator set ``sandbox = "off"`` (fail closed: a
 sandbox that is required but does not work fails the match with the sandbox's own sentence
@@ -16,11 +20,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox as cow_sandbox
@@ -63,7 +69,7 @@ def worker_name() -> str:
     return f"{socket.gethostname()}/{os.getpid()}"[:120]
 
 
-def _sentence(exc: BaseException) -> str:
+def error_sentence(exc: BaseException) -> str:
     """One line for an unexpected error (the traceback goes to the log, not the user)."""
     text = str(exc).strip().splitlines()
     what = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
@@ -117,11 +123,18 @@ def play(
     seed: int,
     limits: Limits,
     sb: cow_sandbox.Sandbox | None,
+    on_start: Callable[[list[Agent]], None] | None = None,
 ) -> tuple[dict[str, Any], list[str | None]]:
-    """Play one match; (its log, each seat's stderr: None for in-process builtins)."""
+    """Play one match; (its log, each seat's stderr: None for in-process builtins).
+
+    ``on_start`` is called with the seated agents once their processes are started: a worker
+    keeps them to kill the match if it loses its lease.
+    """
     # cow006.spec.agents starts every bot process before the match asks the first for its
     # hello, and closes them all whatever happens.
     with cow_spec.agents(specs, limits, labels, sandbox=sb) as seated:
+        if on_start is not None:
+            on_start(seated)
         log = Runner(seated, seed, names=list(labels)).run()
     log["sandbox"] = cow_sandbox.log_entry(sb)
     return log, [_stderr_of(a) for a in seated]
@@ -135,11 +148,138 @@ def _fail(session_factory: sessionmaker[Session], match_id: int, error: str) -> 
         logger.exception("cannot record the failure of match %s", match_id)
 
 
+def aware(moment: datetime | None) -> datetime | None:
+    """A timestamp read back from the database, in UTC (SQLite returns them naive)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+@dataclass
+class Claim:
+    """A match taken by one run.  ``attempt`` (the match's ``attempts`` after the claim) is
+    the fencing token: only the run whose attempt is still the match's may store a result."""
+
+    match_id: int
+    attempt: int
+    worker: str
+    plan: _Plan
+    lease_expires_at: datetime | None
+
+
+def claim_match(
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    match_id: int,
+    *,
+    worker: str | None = None,
+    lease_seconds: float | None = None,
+    max_attempts: int | None = None,
+) -> Claim | None:
+    """Mark a match running for this run and read what playing it needs; None when there is
+    nothing to do.
+
+    Without ``lease_seconds`` (the in-process executors) any unfinished match is taken.
+    With it (the workers), only a queued match, or a running one whose lease has run out
+    (its worker died), is taken, under the row lock, with ``lease_expires_at`` set; a match
+    that is finished, failed, or held by a live lease is left alone.  A match already tried
+    ``max_attempts`` times is failed instead (it keeps killing its workers).
+    Raises (FileNotFoundError, ...) for a match that cannot be played; nothing is changed.
+    """
+    with session_scope(session_factory) as session:
+        match = locks.lock(session, Match, match_id)
+        if match is None:
+            raise ValueError(f"no match {match_id}")
+        if match.status is MatchStatus.finished:
+            return None
+        now = utcnow()
+        if lease_seconds is not None:
+            if match.status is MatchStatus.failed:
+                return None
+            expires = aware(match.lease_expires_at)
+            if match.status is MatchStatus.running and expires is not None and expires > now:
+                return None  # another worker holds it and is alive
+            if max_attempts is not None and (match.attempts or 0) >= max_attempts:
+                results.fail_match(
+                    session,
+                    match_id,
+                    f"The match was given up after {match.attempts} attempts: every run of it "
+                    "ended with its worker.",
+                )
+                return None
+        plan = _plan(session, settings, match)
+        match.status = MatchStatus.running
+        match.started_at = now
+        match.attempts = (match.attempts or 0) + 1
+        match.worker = worker or worker_name()
+        match.error = None
+        match.lease_expires_at = (
+            now + timedelta(seconds=lease_seconds) if lease_seconds is not None else None
+        )
+        return Claim(match_id, match.attempts, match.worker, plan, match.lease_expires_at)
+
+
+def renew_lease(
+    session_factory: sessionmaker[Session], claim: Claim, lease_seconds: float
+) -> datetime | None:
+    """Extend the claim's lease (the heartbeat); None if the match is no longer this run's
+    (taken over after the lease ran out, requeued by the reaper, or settled)."""
+    expires = utcnow() + timedelta(seconds=lease_seconds)
+    with session_scope(session_factory) as session:
+        done = session.execute(
+            update(Match)
+            .where(
+                Match.id == claim.match_id,
+                Match.attempts == claim.attempt,
+                Match.status == MatchStatus.running,
+            )
+            .values(lease_expires_at=expires)
+            .execution_options(synchronize_session=False)
+        )
+        renewed = getattr(done, "rowcount", 0) == 1
+    if renewed:
+        claim.lease_expires_at = expires
+        return expires
+    return None
+
+
+def finish_claim(
+    session_factory: sessionmaker[Session],
+    claim: Claim,
+    log: dict[str, Any],
+    stderr: list[str | None],
+) -> bool:
+    """Store the result of a claimed run (``results.finish_match``), exactly once; False if
+    it was not stored: the match is settled, or another run has taken it over since."""
+    with session_scope(session_factory) as session:
+        match = locks.lock(session, Match, claim.match_id)
+        if match is None or match.status is MatchStatus.finished:
+            return False
+        if match.attempts != claim.attempt:
+            return False  # a later run owns the match now: its result is the one to keep
+        return results.finish_match(session, claim.match_id, log, stderr)
+
+
+def fail_claim(session_factory: sessionmaker[Session], claim: Claim, error: str) -> bool:
+    """Fail the match of a claimed run, unless another run has taken it over since."""
+    try:
+        with session_scope(session_factory) as session:
+            match = locks.lock(session, Match, claim.match_id)
+            if match is None or match.attempts != claim.attempt:
+                return False
+            return results.fail_match(session, claim.match_id, error)
+    except Exception:  # the database itself is gone: nothing more to do than say so
+        logger.exception("cannot record the failure of match %s", claim.match_id)
+        return False
+
+
 def run_match(session_factory: sessionmaker[Session], settings: Settings, match_id: int) -> None:
     """Play a queued match and store its result (``results.finish_match``), or fail it.
 
     A match already finished is left alone (a duplicate task).  Never raises for the match's
-    own problems: they end up in ``Match.error`` as one sentence.
+    own problems: they end up in ``Match.error`` as one sentence.  This is the in-process
+    executors' path (no lease); the workers compose the same steps with a lease
+    (``claim_match``, ``play``, ``finish_claim``).
     """
     try:
         with session_scope(session_factory) as session:
@@ -148,27 +288,21 @@ def run_match(session_factory: sessionmaker[Session], settings: Settings, match_
                 raise ValueError(f"no match {match_id}")
             if match.status is MatchStatus.finished:
                 return
-            plan = _plan(session, settings, match)
+            _plan(session, settings, match)  # missing files fail the match before anything
         try:
             sb = sandbox_for(settings)
         except cow_sandbox.SandboxError as exc:
             _fail(session_factory, match_id, str(exc))
             return
-        with session_scope(session_factory) as session:
-            match = locks.lock(session, Match, match_id)
-            if match is None or match.status is MatchStatus.finished:
-                return
-            match.status = MatchStatus.running
-            match.started_at = utcnow()
-            match.attempts = (match.attempts or 0) + 1
-            match.worker = worker_name()
-            match.error = None
+        claim = claim_match(session_factory, settings, match_id)
+        if claim is None:
+            return
+        plan = claim.plan
         log, stderr = play(plan.paths, plan.labels, plan.seed, plan.limits, sb)
-        with session_scope(session_factory) as session:
-            results.finish_match(session, match_id, log, stderr)
+        finish_claim(session_factory, claim, log, stderr)
     except Exception as exc:
         logger.exception("match %s could not be run", match_id)
-        _fail(session_factory, match_id, _sentence(exc))
+        _fail(session_factory, match_id, error_sentence(exc))
 
 
 def after_match(session_factory: sessionmaker[Session], match_id: int) -> list[int]:

@@ -2,8 +2,9 @@
 
 The API knows only the ``Executor`` protocol.  ``InProcessExecutor`` runs the work on a
 thread pool inside the API process (the embedded, single-machine setup);
-``SynchronousExecutor`` runs it at once, in the caller's thread (tests).  A Celery executor
-with the same three methods comes with the workers.
+``SynchronousExecutor`` runs it at once, in the caller's thread (tests);
+``CeleryExecutor`` sends it as tasks to the Celery workers (``cow006_workers``), by task name
+only: the platform never imports the workers.
 
 After a league match, the executor also starts the league's next round when the current one
 is settled (``execution.after_match``) and runs the new matches.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -131,3 +132,48 @@ class InProcessExecutor:
         with self._idle:
             self._closed = True
         self._pool.shutdown(wait=True)
+
+
+# The names of the workers' tasks (cow006_workers.tasks): the contract between the two.
+RUN_MATCH_TASK = "cow006.run_match"
+VALIDATE_TASK = "cow006.validate_version"
+QUEUE = "cow006"  # the queue the workers take matches and validations from
+
+
+class CeleryExecutor:
+    """Sends the work to the Celery workers through ``broker_url``, by task name.
+
+    The database is the source of truth: the match row (or the pending version) exists
+    before its task is sent, so a task that cannot be sent (the broker is down) is not lost
+    work: it is logged, and the workers' reaper sends it again later.  Sending never blocks
+    a request for long: a few quick retries, then it gives up.
+    """
+
+    def __init__(self, broker_url: str) -> None:
+        # Imported here: the in-process setups never load Celery.
+        from celery import Celery
+
+        self.broker_url = broker_url
+        self._app: Any = Celery("cow006-platform", broker=broker_url, set_as_current=False)
+        self._app.conf.update(
+            task_serializer="json",
+            accept_content=["json"],
+            task_ignore_result=True,
+            broker_connection_retry_on_startup=True,
+        )
+        self._retry = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2}
+
+    def _send(self, name: str, arg: int) -> None:
+        try:
+            self._app.send_task(name, args=[arg], queue=QUEUE, retry=True, retry_policy=self._retry)
+        except Exception:  # the broker is down: the reaper re-sends from the database
+            logger.exception("could not send %s(%s); the reaper will send it again", name, arg)
+
+    def submit_match(self, match_id: int) -> None:
+        self._send(RUN_MATCH_TASK, match_id)
+
+    def submit_validation(self, version_id: int) -> None:
+        self._send(VALIDATE_TASK, version_id)
+
+    def close(self) -> None:
+        self._app.close()

@@ -242,6 +242,10 @@ class Match(Base):
     __table_args__ = (
         Index("ix_matches_ladder_status", "ladder_id", "status", "id"),
         Index("ix_matches_status_id", "status", "id"),
+        # A league's schedule and progress (API pages, leagues.start_league).
+        Index("ix_matches_league", "league_id", "league_round", "id"),
+        # The per-user hourly cap on challenges (POST /api/challenges).
+        Index("ix_matches_requested_by", "requested_by", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Generic, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from .models import (
-    Agent,
     AgentVersion,
     Ladder,
     LadderState,
@@ -127,28 +126,6 @@ class AgentOut(BaseModel):
     versions: int  # how many were uploaded
     latest_version: int | None  # number of the newest version
     latest_active_version: int | None  # number of the newest version that passed validation
-
-    @classmethod
-    def of(
-        cls,
-        agent: Agent,
-        *,
-        owner: str,
-        versions: int,
-        latest: int | None,
-        latest_active: int | None,
-    ) -> AgentOut:
-        return cls(
-            id=agent.id,
-            name=agent.name,
-            owner_id=agent.owner_id,
-            owner=owner,
-            disabled=agent.disabled,
-            created_at=agent.created_at,
-            versions=versions,
-            latest_version=latest,
-            latest_active_version=latest_active,
-        )
 
 
 class VersionOut(BaseModel):
@@ -482,7 +459,8 @@ class MatchOut(BaseModel):
     participants: list[SeatOut]
 
     @classmethod
-    def of(cls, match: Match, participants: list[SeatOut]) -> MatchOut:
+    def of(cls, match: Match | Any, participants: list[SeatOut]) -> MatchOut:
+        """From a Match or a row of its columns."""
         duration = None
         if match.started_at is not None and match.finished_at is not None:
             duration = (as_utc(match.finished_at) - as_utc(match.started_at)).total_seconds()

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# Kombu's SQLAlchemy transport on an SQLite file: a broker that needs no server (one machine).
+EMBEDDED_BROKER_URL = "sqla+sqlite:///var/broker.sqlite"
+
 
 class Settings(BaseSettings):
     """Everything an operator can set; each field is COW006_<NAME> in the environment."""
@@ -31,6 +34,30 @@ class Settings(BaseSettings):
     sandbox: str = "on"
     # Page size of list endpoints (the maximum a client may ask for).
     max_page_size: int = 200
+
+    # -- distributed execution (cow006_workers) ------------------------------------------------
+    # The Celery broker: redis://127.0.0.1:6379/0 in production.  Empty: the embedded default,
+    # Celery's SQLAlchemy transport on an SQLite file under ./var (no server to run).
+    broker_url: str = ""
+    # A worker holds a running match with a lease in the database, renewed by a heartbeat; a
+    # lease that runs out (its worker died) lets another worker take the match over.
+    lease_seconds: float = 30.0
+    heartbeat_seconds: float = 10.0
+    # A match whose runs were cut short this many times (it kills its workers) is failed.
+    max_attempts: int = 5
+    # Matches queued or running per open ladder that the scheduler keeps up.
+    ladder_queue_depth: int = 8
+    # Seconds between two scheduler ticks (queue refills) and two reaper ticks.
+    scheduler_period: float = 2.0
+    reaper_period: float = 5.0
+    # A queued match (or pending version) whose task is this many seconds old is sent again:
+    # its task may have been lost with the broker's queue (duplicates are harmless).
+    requeue_seconds: float = 60.0
+
+    @property
+    def celery_broker_url(self) -> str:
+        """The broker to use: ``broker_url``, or the embedded SQLite one under ./var."""
+        return self.broker_url or EMBEDDED_BROKER_URL
 
 
 @lru_cache

@@ -65,3 +65,18 @@ def test_profiles_and_pages(api: Api) -> None:
     assert api.client.get("/api/users", params={"limit": 500}).json()["limit"] == 200
     assert api.client.get("/api/users", params={"limit": 0}).status_code == 422
     assert api.client.get("/api/users", params={"offset": -1}).status_code == 422
+
+
+def test_errors_are_json_even_for_bugs(api: Api) -> None:
+    from fastapi.testclient import TestClient
+
+    def boom() -> None:
+        raise RuntimeError("a bug")
+
+    app = api.client.app
+    app.add_api_route("/api/boom", boom)  # type: ignore[attr-defined]
+    r = TestClient(app, raise_server_exceptions=False).get("/api/boom")
+    assert r.status_code == 500 and r.json() == {"detail": "internal server error"}
+    assert api.client.get("/api/nowhere").json() == {"detail": "Not Found"}
+    r = api.client.delete("/api/users")
+    assert r.status_code == 405 and "detail" in r.json()

@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, HTTPException, UploadFile, status
+from fastapi import APIRouter, File, HTTPException, Response, UploadFile, status
 from fastapi.responses import JSONResponse
 from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
@@ -54,6 +54,7 @@ from .common import (
     page_counted,
     page_rows,
     require_owner,
+    respond,
 )
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -103,8 +104,8 @@ def _sees_private(agent: Agent, user: User | None) -> bool:
     return user is not None and (user.is_admin or user.id == agent.owner_id)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses=ERR_409)
-def create_agent(body: AgentCreate, user: CurrentUser, session: SessionDep) -> AgentOut:
+@router.post("", response_model=AgentOut, status_code=status.HTTP_201_CREATED, responses=ERR_409)
+def create_agent(body: AgentCreate, user: CurrentUser, session: SessionDep) -> Response:
     """Create an agent owned by the caller (names are unique across the arena)."""
     if session.scalar(select(Agent.id).where(Agent.name == body.name)) is not None:
         raise conflict(f"the agent name {body.name!r} is taken")
@@ -115,42 +116,45 @@ def create_agent(body: AgentCreate, user: CurrentUser, session: SessionDep) -> A
     except IntegrityError as exc:  # a concurrent twin
         session.rollback()
         raise conflict(f"the agent name {body.name!r} is taken") from exc
-    return agent_out(session, agent.id)
+    return respond(agent_out(session, agent.id), status.HTTP_201_CREATED)
 
 
-@router.get("")
-def list_agents(session: SessionDep, paging: PagingDep, owner_id: IdQuery = None) -> Page[AgentOut]:
+@router.get("", response_model=Page[AgentOut])
+def list_agents(session: SessionDep, paging: PagingDep, owner_id: IdQuery = None) -> Response:
     """All agents (or one user's), oldest first."""
     query = agents_query().order_by(Agent.id)
     if owner_id is not None:
         query = query.where(Agent.owner_id == owner_id)
     rows, total = page_rows(session, query, paging)
-    return Page(
-        items=[AgentOut.model_validate(row, from_attributes=True) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
+    return respond(
+        Page(
+            items=[AgentOut.model_validate(row, from_attributes=True) for row in rows],
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
-@router.get("/{agent_id}", responses=ERR_404)
-def get_agent(agent_id: IdPath, session: SessionDep) -> AgentOut:
-    return agent_out(session, agent_id)
+@router.get("/{agent_id}", response_model=AgentOut, responses=ERR_404)
+def get_agent(agent_id: IdPath, session: SessionDep) -> Response:
+    return respond(agent_out(session, agent_id))
 
 
-@router.patch("/{agent_id}", responses={**ERR_403, **ERR_404})
+@router.patch("/{agent_id}", response_model=AgentOut, responses={**ERR_403, **ERR_404})
 def update_agent(
     agent_id: IdPath, body: AgentUpdate, _admin: AdminUser, session: SessionDep
-) -> AgentOut:
+) -> Response:
     """Disable or re-enable an agent (admins only)."""
     agent = get_or_404(session, Agent, agent_id, "agent")
     agent.disabled = body.disabled
     session.commit()
-    return agent_out(session, agent.id)
+    return respond(agent_out(session, agent.id))
 
 
 @router.post(
     "/{agent_id}/versions",
+    response_model=VersionOut,
     status_code=status.HTTP_201_CREATED,
     responses={
         400: {"model": Message, "description": "The upload is not a usable bot."},
@@ -170,7 +174,7 @@ def upload_version(
     session: SessionDep,
     settings: SettingsDep,
     executor: ExecutorDep,
-) -> Any:
+) -> Response:
     """Upload a new version (owner only).  It starts ``pending``; validation then makes it
     ``active`` or ``rejected`` (with a reason only the owner sees)."""
     agent = get_or_404(session, Agent, agent_id, "agent")
@@ -231,7 +235,7 @@ def upload_version(
         session.rollback()
         raise conflict("another upload to this agent was being stored; try again") from exc
     executor.submit_validation(version.id)
-    return VersionOut.of(version, agent.name, private=True)
+    return respond(VersionOut.of(version, agent.name, private=True), status.HTTP_201_CREATED)
 
 
 def _duplicate(agent: Agent, existing: AgentVersion) -> JSONResponse:
@@ -248,10 +252,10 @@ def _duplicate(agent: Agent, existing: AgentVersion) -> JSONResponse:
     )
 
 
-@router.get("/{agent_id}/versions", responses=ERR_404)
+@router.get("/{agent_id}/versions", response_model=Page[VersionOut], responses=ERR_404)
 def list_versions(
     agent_id: IdPath, user: OptionalUser, session: SessionDep, paging: PagingDep
-) -> Page[VersionOut]:
+) -> Response:
     """An agent's versions, oldest first (``reason`` only for the owner and admins)."""
     agent = get_or_404(session, Agent, agent_id, "agent")
     private = _sees_private(agent, user)
@@ -259,31 +263,37 @@ def list_versions(
         select(AgentVersion).where(AgentVersion.agent_id == agent.id).order_by(AgentVersion.number)
     )
     versions, total = page_rows(session, query, paging)
-    return Page(
-        items=[VersionOut.of(v, agent.name, private=private) for v in versions],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
+    return respond(
+        Page(
+            items=[VersionOut.of(v, agent.name, private=private) for v in versions],
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
-@router.get("/{agent_id}/versions/{number}", responses=ERR_404)
+@router.get("/{agent_id}/versions/{number}", response_model=VersionOut, responses=ERR_404)
 def get_version(
     agent_id: IdPath, number: IdPath, user: OptionalUser, session: SessionDep
-) -> VersionOut:
+) -> Response:
     agent = get_or_404(session, Agent, agent_id, "agent")
     version = _version_or_404(session, agent, number)
-    return VersionOut.of(version, agent.name, private=_sees_private(agent, user))
+    return respond(VersionOut.of(version, agent.name, private=_sees_private(agent, user)))
 
 
-@router.get("/{agent_id}/versions/{number}/source", responses={**ERR_403, **ERR_404})
+@router.get(
+    "/{agent_id}/versions/{number}/source",
+    response_model=SourceOut,
+    responses={**ERR_403, **ERR_404},
+)
 def get_source(
     agent_id: IdPath,
     number: IdPath,
     user: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
-) -> SourceOut:
+) -> Response:
     """A version's files (the owner and admins only: nobody reads another owner's code)."""
     agent = get_or_404(session, Agent, agent_id, "agent")
     require_owner(agent, user)
@@ -291,12 +301,14 @@ def get_source(
     root = storage.bot_path(settings, version.sha256)
     if not root.is_dir():
         raise HTTPException(status.HTTP_404_NOT_FOUND, "this version's files are gone")
-    return SourceOut(
-        version_id=version.id,
-        label=f"{agent.name}@{version.number}",
-        filename=version.filename,
-        sha256=version.sha256,
-        files=_source_files(root),
+    return respond(
+        SourceOut(
+            version_id=version.id,
+            label=f"{agent.name}@{version.number}",
+            filename=version.filename,
+            sha256=version.sha256,
+            files=_source_files(root),
+        )
     )
 
 
@@ -313,10 +325,10 @@ def _source_files(root: Path) -> list[SourceFile]:
     return out
 
 
-@router.get("/{agent_id}/ratings", responses=ERR_404)
+@router.get("/{agent_id}/ratings", response_model=Page[RatingPointOut], responses=ERR_404)
 def rating_history(
     agent_id: IdPath, session: SessionDep, paging: PagingDep, ladder_id: IdQuery = None
-) -> Page[RatingPointOut]:
+) -> Response:
     """The agent's rating after each rated match (all versions), oldest first."""
     get_or_404(session, Agent, agent_id, "agent")
     # A subquery of the agent's version ids keeps the (version_id, ladder_id, id) index usable.
@@ -339,21 +351,24 @@ def rating_history(
     if ladder_id is not None:
         query = query.where(RatingPoint.ladder_id == ladder_id)
     rows, total = page_counted(session, query, paging)
-    return Page(
-        items=[RatingPointOut.model_validate(row, from_attributes=True) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
+    return respond(
+        Page(
+            items=[RatingPointOut.model_validate(row, from_attributes=True) for row in rows],
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
 @router.get(
     "/{agent_id}/head-to-head/{other_id}",
+    response_model=HeadToHead,
     responses={400: {"model": Message, "description": "An agent against itself."}, **ERR_404},
 )
 def head_to_head(
     agent_id: IdPath, other_id: IdPath, session: SessionDep, ladder_id: IdQuery = None
-) -> HeadToHead:
+) -> Response:
     """How two agents fared in the matches they played together (optionally in one ladder)."""
     if agent_id == other_id:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "pick two different agents")
@@ -361,4 +376,4 @@ def head_to_head(
     b = get_or_404(session, Agent, other_id, "agent")
     if ladder_id is not None:
         get_or_404(session, Ladder, ladder_id, "ladder")
-    return HeadToHead(**ratings.head_to_head(session, a.id, b.id, ladder_id=ladder_id))
+    return respond(HeadToHead(**ratings.head_to_head(session, a.id, b.id, ladder_id=ladder_id)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Response, status
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -16,7 +16,7 @@ from .. import results
 from ..deps import CurrentUser, ExecutorDep, SessionDep, SettingsDep
 from ..models import Agent, AgentVersion, Match, MatchKind, VersionStatus, utcnow
 from ..schemas import ChallengeCreate, MatchOut
-from .common import ERR_404, ERR_409, ERR_429, conflict, get_or_404
+from .common import ERR_404, ERR_409, ERR_429, conflict, get_or_404, respond
 from .matches import match_outs
 
 router = APIRouter(prefix="/challenges", tags=["challenges"])
@@ -50,14 +50,19 @@ def _versions(session: Session, body: ChallengeCreate) -> list[int]:
     return out
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses={**ERR_404, **ERR_409, **ERR_429})
+@router.post(
+    "",
+    response_model=MatchOut,
+    status_code=status.HTTP_201_CREATED,
+    responses={**ERR_404, **ERR_409, **ERR_429},
+)
 def create_challenge(
     body: ChallengeCreate,
     user: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
     executor: ExecutorDep,
-) -> MatchOut:
+) -> Response:
     """Play an unrated match between the given versions (or the agents' newest active ones)."""
     since = utcnow() - timedelta(hours=1)
     recent = session.scalar(
@@ -83,4 +88,4 @@ def create_challenge(
     )
     session.commit()
     executor.submit_match(match.id)
-    return match_outs(session, [match])[0]
+    return respond(match_outs(session, [match])[0], status.HTTP_201_CREATED)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from fastapi import HTTPException, status
+from fastapi import HTTPException, Response, status
+from pydantic import BaseModel
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
@@ -22,6 +23,18 @@ ERR_403 = {403: {"model": Message, "description": "Not allowed for the caller."}
 ERR_404 = {404: {"model": Message, "description": "No such resource."}}
 ERR_409 = {409: {"model": Message, "description": "Conflicts with the resource's state."}}
 ERR_429 = {429: {"model": Message, "description": "Rate limit reached."}}
+
+
+def respond(model: BaseModel, status_code: int = status.HTTP_200_OK) -> Response:
+    """``model`` as a JSON response, serialized here, in the route's worker thread.
+
+    Routes declare ``response_model`` (for the schema) and return this rather than the model.
+    Returned as a model, FastAPI would validate it again in a second trip through the thread
+    pool while the request's session still holds its database connection: every request pays
+    the extra hop, and under load requests that hold connections wait for threads while the
+    threads wait for connections (the pool then deadlocks until its timeout).
+    """
+    return Response(model.model_dump_json(), status_code=status_code, media_type="application/json")
 
 
 def get_or_404(session: Session, model: type[M], ident: int, what: str) -> M:

@@ -45,6 +45,7 @@ from .common import (
     page_counted,
     page_rows,
     require_owner,
+    respond,
 )
 
 router = APIRouter(prefix="/ladders", tags=["ladders"])
@@ -63,8 +64,13 @@ def _ladder_outs(session: Session, ladders: Sequence[Ladder]) -> list[LadderOut]
     return [LadderOut.of(lad, counts.get(lad.id, 0)) for lad in ladders]
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses={**ERR_403, **ERR_409})
-def create_ladder(body: LadderCreate, _admin: AdminUser, session: SessionDep) -> LadderOut:
+@router.post(
+    "",
+    response_model=LadderOut,
+    status_code=status.HTTP_201_CREATED,
+    responses={**ERR_403, **ERR_409},
+)
+def create_ladder(body: LadderCreate, _admin: AdminUser, session: SessionDep) -> Response:
     """Create a ladder (admins only); it starts open."""
     if session.scalar(select(Ladder.id).where(Ladder.name == body.name)) is not None:
         raise conflict(f"the ladder name {body.name!r} is taken")
@@ -78,33 +84,38 @@ def create_ladder(body: LadderCreate, _admin: AdminUser, session: SessionDep) ->
     except IntegrityError as exc:
         session.rollback()
         raise conflict(f"the ladder name {body.name!r} is taken") from exc
-    return LadderOut.of(ladder, 0)
+    return respond(LadderOut.of(ladder, 0), status.HTTP_201_CREATED)
 
 
-@router.get("")
-def list_ladders(session: SessionDep, paging: PagingDep) -> Page[LadderOut]:
+@router.get("", response_model=Page[LadderOut])
+def list_ladders(session: SessionDep, paging: PagingDep) -> Response:
     ladders, total = page_rows(session, select(Ladder).order_by(Ladder.id), paging)
-    return Page(
-        items=_ladder_outs(session, ladders), total=total, limit=paging.limit, offset=paging.offset
+    return respond(
+        Page(
+            items=_ladder_outs(session, ladders),
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
-@router.get("/{ladder_id}", responses=ERR_404)
-def get_ladder(ladder_id: IdPath, session: SessionDep) -> LadderOut:
+@router.get("/{ladder_id}", response_model=LadderOut, responses=ERR_404)
+def get_ladder(ladder_id: IdPath, session: SessionDep) -> Response:
     ladder = get_or_404(session, Ladder, ladder_id, "ladder")
-    return _ladder_outs(session, [ladder])[0]
+    return respond(_ladder_outs(session, [ladder])[0])
 
 
-@router.patch("/{ladder_id}", responses={**ERR_403, **ERR_404})
+@router.patch("/{ladder_id}", response_model=LadderOut, responses={**ERR_403, **ERR_404})
 def update_ladder(
     ladder_id: IdPath, body: LadderUpdate, _admin: AdminUser, session: SessionDep
-) -> LadderOut:
+) -> Response:
     """Open, pause or close a ladder (admins only).  A paused or closed ladder schedules
     no matches; a closed one takes no entries either."""
     ladder = get_or_404(session, Ladder, ladder_id, "ladder")
     ladder.state = body.state
     session.commit()
-    return _ladder_outs(session, [ladder])[0]
+    return respond(_ladder_outs(session, [ladder])[0])
 
 
 def _entry_out(entry: LadderEntry, agent: Agent, owner: User, version: AgentVersion) -> EntryOut:
@@ -124,6 +135,7 @@ def _entry_out(entry: LadderEntry, agent: Agent, owner: User, version: AgentVers
 
 @router.post(
     "/{ladder_id}/entries",
+    response_model=EntryOut,
     status_code=status.HTTP_201_CREATED,
     responses={
         200: {"model": EntryOut, "description": "The entry's version was switched."},
@@ -137,8 +149,7 @@ def enter(
     body: EntryCreate,
     user: CurrentUser,
     session: SessionDep,
-    response: Response,
-) -> EntryOut:
+) -> Response:
     """Enter an agent (owner only) with one of its active versions, or switch the version
     of an existing entry (200).  Earlier versions keep their ratings and history."""
     ladder = get_or_404(session, Ladder, ladder_id, "ladder")
@@ -160,19 +171,20 @@ def enter(
             LadderEntry.ladder_id == ladder.id, LadderEntry.agent_id == agent.id
         )
     )
+    code = status.HTTP_201_CREATED
     if entry is None:
         entry = LadderEntry(ladder_id=ladder.id, agent_id=agent.id, version_id=version.id)
         session.add(entry)
     else:
         entry.version_id = version.id
         entry.active = True
-        response.status_code = status.HTTP_200_OK
+        code = status.HTTP_200_OK
     try:
         session.commit()
     except IntegrityError as exc:  # a concurrent first entry of the same agent
         session.rollback()
         raise conflict("this agent was being entered concurrently; try again") from exc
-    return _entry_out(entry, agent, user, version)
+    return respond(_entry_out(entry, agent, user, version), code)
 
 
 @router.delete(
@@ -198,13 +210,13 @@ def withdraw(ladder_id: IdPath, agent_id: IdPath, user: CurrentUser, session: Se
     session.commit()
 
 
-@router.get("/{ladder_id}/entries", responses=ERR_404)
+@router.get("/{ladder_id}/entries", response_model=Page[EntryOut], responses=ERR_404)
 def list_entries(
     ladder_id: IdPath,
     session: SessionDep,
     paging: PagingDep,
     include_withdrawn: bool = False,
-) -> Page[EntryOut]:
+) -> Response:
     """The ladder's entries in order of entry (withdrawn ones on request)."""
     get_or_404(session, Ladder, ladder_id, "ladder")
     query = (
@@ -218,16 +230,18 @@ def list_entries(
     if not include_withdrawn:
         query = query.where(LadderEntry.active.is_(True))
     rows, total = page_rows(session, query, paging)
-    return Page(
-        items=[_entry_out(*row) for row in rows],
-        total=total,
-        limit=paging.limit,
-        offset=paging.offset,
+    return respond(
+        Page(
+            items=[_entry_out(*row) for row in rows],
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
-@router.get("/{ladder_id}/leaderboard", responses=ERR_404)
-def leaderboard(ladder_id: IdPath, session: SessionDep, paging: PagingDep) -> Page[LeaderboardRow]:
+@router.get("/{ladder_id}/leaderboard", response_model=Page[LeaderboardRow], responses=ERR_404)
+def leaderboard(ladder_id: IdPath, session: SessionDep, paging: PagingDep) -> Response:
     """Active, enabled entries ranked by mu - 3 sigma of the version each plays here."""
     ladder = get_or_404(session, Ladder, ladder_id, "ladder")
     initial = ladder.mu - 3 * ladder.sigma
@@ -281,4 +295,4 @@ def leaderboard(ladder_id: IdPath, session: SessionDep, paging: PagingDep) -> Pa
         )
         for i, row in enumerate(rows, start=1)
     ]
-    return Page(items=items, total=total, limit=paging.limit, offset=paging.offset)
+    return respond(Page(items=items, total=total, limit=paging.limit, offset=paging.offset))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Response, status
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -40,7 +40,7 @@ from ..schemas import (
     StandingRow,
     Standings,
 )
-from .common import ERR_403, ERR_404, ERR_409, conflict, get_or_404, page_rows
+from .common import ERR_403, ERR_404, ERR_409, conflict, get_or_404, page_rows, respond
 from .matches import match_outs
 
 router = APIRouter(prefix="/leagues", tags=["leagues"])
@@ -99,8 +99,13 @@ def _league_outs(session: Session, leagues: Sequence[League]) -> list[LeagueOut]
     return out
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses={**ERR_403, **ERR_404, **ERR_409})
-def create_league(body: LeagueCreate, _admin: AdminUser, session: SessionDep) -> LeagueOut:
+@router.post(
+    "",
+    response_model=LeagueOut,
+    status_code=status.HTTP_201_CREATED,
+    responses={**ERR_403, **ERR_404, **ERR_409},
+)
+def create_league(body: LeagueCreate, _admin: AdminUser, session: SessionDep) -> Response:
     """Create a league of active versions (admins only); it waits to be started."""
     if session.scalar(select(League.id).where(League.name == body.name)) is not None:
         raise conflict(f"the league name {body.name!r} is taken")
@@ -126,27 +131,34 @@ def create_league(body: LeagueCreate, _admin: AdminUser, session: SessionDep) ->
     except IntegrityError as exc:
         session.rollback()
         raise conflict(f"the league name {body.name!r} is taken") from exc
-    return _league_outs(session, [league])[0]
+    return respond(_league_outs(session, [league])[0], status.HTTP_201_CREATED)
 
 
-@router.get("")
-def list_leagues(session: SessionDep, paging: PagingDep) -> Page[LeagueOut]:
+@router.get("", response_model=Page[LeagueOut])
+def list_leagues(session: SessionDep, paging: PagingDep) -> Response:
     leagues, total = page_rows(session, select(League).order_by(League.id), paging)
-    return Page(
-        items=_league_outs(session, leagues), total=total, limit=paging.limit, offset=paging.offset
+    return respond(
+        Page(
+            items=_league_outs(session, leagues),
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
-@router.get("/{league_id}", responses=ERR_404)
-def get_league(league_id: IdPath, session: SessionDep) -> LeagueOut:
+@router.get("/{league_id}", response_model=LeagueOut, responses=ERR_404)
+def get_league(league_id: IdPath, session: SessionDep) -> Response:
     league = get_or_404(session, League, league_id, "league")
-    return _league_outs(session, [league])[0]
+    return respond(_league_outs(session, [league])[0])
 
 
-@router.post("/{league_id}/start", responses={**ERR_403, **ERR_404, **ERR_409})
+@router.post(
+    "/{league_id}/start", response_model=LeagueOut, responses={**ERR_403, **ERR_404, **ERR_409}
+)
 def start_league(
     league_id: IdPath, _admin: AdminUser, session: SessionDep, executor: ExecutorDep
-) -> LeagueOut:
+) -> Response:
     """Schedule every match of the league and hand them to the executor (admins only)."""
     league = get_or_404(session, League, league_id, "league")
     if league.state != LeagueState.scheduled:
@@ -155,27 +167,34 @@ def start_league(
     session.commit()
     for match in matches:
         executor.submit_match(match.id)
-    return _league_outs(session, [league])[0]
+    return respond(_league_outs(session, [league])[0])
 
 
-@router.get("/{league_id}/schedule", responses=ERR_404)
-def schedule(league_id: IdPath, session: SessionDep, paging: PagingDep) -> Page[MatchOut]:
+@router.get("/{league_id}/schedule", response_model=Page[MatchOut], responses=ERR_404)
+def schedule(league_id: IdPath, session: SessionDep, paging: PagingDep) -> Response:
     """The league's matches, round by round."""
     get_or_404(session, League, league_id, "league")
     query = select(Match).where(Match.league_id == league_id).order_by(Match.league_round, Match.id)
     matches, total = page_rows(session, query, paging)
-    return Page(
-        items=match_outs(session, matches), total=total, limit=paging.limit, offset=paging.offset
+    return respond(
+        Page(
+            items=match_outs(session, matches),
+            total=total,
+            limit=paging.limit,
+            offset=paging.offset,
+        )
     )
 
 
-@router.get("/{league_id}/standings", responses=ERR_404)
-def standings(league_id: IdPath, session: SessionDep) -> Standings:
+@router.get("/{league_id}/standings", response_model=Standings, responses=ERR_404)
+def standings(league_id: IdPath, session: SessionDep) -> Response:
     """The standings so far; ``final`` once the league has finished."""
     league = get_or_404(session, League, league_id, "league")
-    return Standings(
-        league_id=league.id,
-        state=league.state,
-        final=league.state == LeagueState.finished,
-        standings=[StandingRow(**row) for row in league_service.standings(session, league.id)],
+    return respond(
+        Standings(
+            league_id=league.id,
+            state=league.state,
+            final=league.state == LeagueState.finished,
+            standings=[StandingRow(**row) for row in league_service.standings(session, league.id)],
+        )
     )

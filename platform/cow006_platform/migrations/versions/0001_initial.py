@@ -138,6 +138,12 @@ def upgrade() -> None:
         "ix_matches_ladder_status", "matches", ["ladder_id", "status", "id"], unique=False
     )
     op.create_index("ix_matches_status_id", "matches", ["status", "id"], unique=False)
+    op.create_index(
+        "ix_matches_league", "matches", ["league_id", "league_round", "id"], unique=False
+    )
+    op.create_index(
+        "ix_matches_requested_by", "matches", ["requested_by", "created_at"], unique=False
+    )
     op.create_table(
         "agent_versions",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -294,6 +300,8 @@ def downgrade() -> None:
     op.drop_table("match_logs")
     op.drop_index(op.f("ix_agent_versions_agent_id"), table_name="agent_versions")
     op.drop_table("agent_versions")
+    op.drop_index("ix_matches_requested_by", table_name="matches")
+    op.drop_index("ix_matches_league", table_name="matches")
     op.drop_index("ix_matches_status_id", table_name="matches")
     op.drop_index("ix_matches_ladder_status", table_name="matches")
     op.drop_table("matches")
