@@ -23,6 +23,7 @@ from .executor import Executor, InProcessExecutor
 from .routers import agents, challenges, ladders, leagues, matches, users
 from .routers.common import ERR_400, ERR_401
 from .settings import Settings, get_settings
+from .web import router as web_router
 
 MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
 API_THREADS = 8  # worker threads for the (sync) routes
@@ -91,6 +92,7 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
     app.state.read_session_factory = db.make_sessionmaker(read_engine)
     app.state.executor = executor
     app.include_router(api_router())
+    app.include_router(web_router)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

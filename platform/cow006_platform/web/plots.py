@@ -15,7 +15,7 @@ from html import escape
 
 from markupsafe import Markup
 
-WIDTH, HEIGHT = 560, 230
+WIDTH, HEIGHT = 480, 220
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 12, 34
 MAX_MARKERS = 60  # points get a marker (with a tooltip) up to this many
 
@@ -86,7 +86,7 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
     out = [
         f'<svg class="plot" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
         f'aria-labelledby="{tid} {did}" xmlns="http://www.w3.org/2000/svg" '
-        f'font-size="12" font-family="system-ui, sans-serif">',
+        f'font-size="13" font-family="system-ui, sans-serif">',
         f'<title id="{tid}">{escape(title)}</title>',
         f'<desc id="{did}">{escape(desc)}</desc>',
     ]
@@ -143,9 +143,7 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
             )
     # The x axis: first and last match numbers.
     base = HEIGHT - BOTTOM
-    out.append(
-        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}" stroke="#8a8f98"/>'
-    )
+    out.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{base}" y2="{base}" stroke="#8a8f98"/>')
     out.append(f'<text x="{_num(x(0))}" y="{base + 14}" text-anchor="middle" fill="#555">1</text>')
     if n > 1:
         out.append(
@@ -154,7 +152,7 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
         )
     out.append(
         f'<text x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 4}" text-anchor="middle" '
-        'fill="#555">rated matches (mu line, band: mu ± 3 sigma)</text>'
+        'fill="#555">rated matches (line: μ; band: μ ± 3σ)</text>'
     )
     out.append("</svg>")
     return Markup("".join(out))

@@ -63,7 +63,7 @@ SCHEDULE_LIMIT = 1000  # league matches on the league page
 RECENT_MATCHES = 15
 MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
-REFRESH_SECONDS = 5  # the leaderboard's polling period (``?refresh=N`` overrides, 1..60)
+REFRESH_SECONDS = 5  # how often live pages poll (``?refresh=N`` overrides it, 1..60)
 
 # Scripts and styles come from /static only; the match log is embedded as a JSON data block
 # (not executed).  Inline SVG uses presentation attributes, so no inline styles are needed.
@@ -166,6 +166,10 @@ def ident(raw: str, what: str) -> int:
     return int(raw)
 
 
+def refresh_period(seconds: int) -> int:
+    return min(60, max(1, seconds))
+
+
 def api_json(response: Response) -> Any:
     """The body of an API route's JSON response (the routes serialize their own answers)."""
     return json.loads(bytes(response.body))
@@ -220,7 +224,7 @@ def ladder_page(
             "recent": recent,
             "running": running,
             "queued": queued,
-            "refresh": min(60, max(1, refresh)),
+            "refresh": refresh_period(refresh),
         },
     )
 
@@ -375,7 +379,9 @@ def agent_page(request: Request, agent_id: str, session: SessionDep) -> Response
 
 @router.get("/leagues/{league_id}", response_class=HTMLResponse)
 @html_errors
-def league_page(request: Request, league_id: str, session: SessionDep) -> Response:
+def league_page(
+    request: Request, league_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
+) -> Response:
     """Progress, standings and the schedule round by round."""
     lid = ident(league_id, "league")
     league = api_json(leagues_api.get_league(league_id=lid, session=session))
@@ -400,6 +406,7 @@ def league_page(request: Request, league_id: str, session: SessionDep) -> Respon
             "rounds": sorted(by_round.items()),
             "settled": settled,
             "expected": max(per_round * league["rounds"], progress["matches"]),
+            "refresh": refresh_period(refresh),
         },
     )
 
@@ -438,7 +445,9 @@ def describe_turns(log: dict[str, Any]) -> list[dict[str, Any]]:
 
 @router.get("/matches/{match_id}", response_class=HTMLResponse)
 @html_errors
-def match_page(request: Request, match_id: str, session: SessionDep) -> Response:
+def match_page(
+    request: Request, match_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
+) -> Response:
     """The replay viewer (replay.js) over the log embedded in the page, with a text view."""
     mid = ident(match_id, "match")
     match = api_json(matches_api.get_match(match_id=mid, session=session))
@@ -462,6 +471,7 @@ def match_page(request: Request, match_id: str, session: SessionDep) -> Response
             "log": log,
             "seats": seats,
             "rounds": describe_turns(log) if log else [],
+            "refresh": refresh_period(refresh),
         },
     )
 

@@ -1,0 +1,62 @@
+/* The ladder page: refresh the leaderboard, the latest matches and the activity line from
+ * the JSON API every few seconds (data-refresh) while the tab is visible.  The server has
+ * rendered the same tables, so the page works without this script. */
+"use strict";
+
+(() => {
+  const table = document.getElementById("leaderboard");
+  if (!table) return;
+  const { el, num, percent } = Cow;
+  const id = table.dataset.ladder;
+  const every = Number(table.dataset.refresh) || 5;
+  const status = document.getElementById("leaderboard-status");
+  const activity = document.getElementById("ladder-activity");
+  const recent = document.getElementById("recent-matches");
+
+  function row(r) {
+    return el(
+      "tr",
+      { "data-agent": r.agent_id },
+      el("td", { class: "n" }, r.rank),
+      el("td", {}, el("a", { href: "/agents/" + r.agent_id }, r.agent)),
+      el("td", {}, r.owner),
+      el("td", {}, "v" + r.version),
+      el("td", { class: "n" }, num(r.mu)),
+      el("td", { class: "n" }, num(r.sigma)),
+      el("td", { class: "n" }, el("strong", {}, num(r.conservative))),
+      el("td", { class: "n" }, r.matches),
+      el("td", { class: "n" }, percent(r.win_rate)),
+    );
+  }
+
+  async function refresh() {
+    const base = "/api/matches?ladder_id=" + id;
+    try {
+      const [board, latest, running, queued] = await Promise.all([
+        Cow.api("/api/ladders/" + id + "/leaderboard?limit=200", { auth: false }),
+        Cow.api(base + "&limit=15", { auth: false }),
+        Cow.api(base + "&status=running&limit=1", { auth: false }),
+        Cow.api(base + "&status=queued&limit=1", { auth: false }),
+      ]);
+      const rows = board.items.map(row);
+      table.tBodies[0].replaceChildren(
+        ...(rows.length ? rows : [Cow.emptyRow("Nobody has entered yet.", 9)]),
+      );
+      if (recent) {
+        const ms = latest.items.map(Cow.matchRow);
+        recent.tBodies[0].replaceChildren(...(ms.length ? ms : [Cow.emptyRow("No matches yet.", 5)]));
+      }
+      if (activity) {
+        activity.dataset.running = running.total;
+        activity.dataset.queued = queued.total;
+        activity.textContent = running.total + " running, " + queued.total + " queued";
+      }
+      table.dataset.updated = String(Date.now());
+      status.textContent = "Updated " + new Date().toLocaleTimeString() + ".";
+    } catch (e) {
+      status.textContent = "Could not refresh: " + e.message + ".";
+    }
+  }
+
+  Cow.poll(refresh, every);
+})();

@@ -1,0 +1,212 @@
+/* The upload page: sign in with a token (kept in localStorage) or register a name (the
+ * token is shown once), create an agent, upload a version and follow its validation. */
+"use strict";
+
+(() => {
+  const { el } = Cow;
+  const $ = (id) => document.getElementById(id);
+  const wanted = new URLSearchParams(location.search).get("agent");
+  let user = null;
+  let stopPolling = null;
+
+  function busy(form, on) {
+    for (const b of form.querySelectorAll("button")) b.disabled = on;
+  }
+
+  /* A form field the browser finds invalid: its message, or "" when it is fine. */
+  function invalid(input, what) {
+    if (input.validity.valid) return "";
+    if (input.validity.valueMissing) return what + " is required";
+    if (input.validity.patternMismatch) return what + ": 2 to 40 letters, digits, - or _";
+    return what + " is not valid";
+  }
+
+  async function refreshAccount() {
+    try {
+      user = await Cow.me();
+    } catch (e) {
+      user = null;
+    }
+    $("signed-in").hidden = !user;
+    $("signed-out").hidden = !!user;
+    $("agents-section").hidden = !user;
+    $("upload-section").hidden = !user;
+    if (user) {
+      $("me-name").textContent = user.name;
+      await loadAgents();
+    } else if (Cow.token() && Cow.tokenRejected) {
+      Cow.showError($("signin-error"), "the saved token was refused: sign in again");
+    }
+  }
+
+  async function loadAgents(select) {
+    const list = $("my-agents");
+    const picker = $("upload-agent");
+    try {
+      const page = await Cow.api("/api/agents?owner_id=" + user.id + "&limit=200");
+      list.replaceChildren(
+        ...(page.items.length
+          ? page.items.map((a) =>
+              el(
+                "li",
+                { "data-agent": a.id },
+                el("a", { href: "/agents/" + a.id }, a.name),
+                " · " + a.versions + (a.versions === 1 ? " version" : " versions") +
+                  (a.latest_active_version ? ", newest active v" + a.latest_active_version : ""),
+              ),
+            )
+          : [el("li", { class: "muted" }, "No agent yet: create one below.")]),
+      );
+      const previous = select || picker.value || wanted;
+      picker.replaceChildren(...page.items.map((a) => el("option", { value: a.id }, a.name)));
+      if (previous && page.items.some((a) => String(a.id) === String(previous))) {
+        picker.value = String(previous);
+      }
+      $("upload-form").querySelector("button").disabled = page.items.length === 0;
+    } catch (e) {
+      Cow.showError($("agent-error"), "could not list your agents: " + e.message);
+    }
+  }
+
+  $("signin-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const input = $("token-input");
+    const token = input.value.trim();
+    if (!token) return Cow.showError($("signin-error"), "paste your API token first");
+    busy(e.target, true);
+    try {
+      const res = await fetch("/api/users/me", { headers: { Authorization: "Bearer " + token } });
+      if (!res.ok) {
+        const body = await res.json().catch(() => null);
+        throw new Error(body && typeof body.detail === "string" ? body.detail : "the token was refused");
+      }
+      Cow.tokenRejected = false;
+      Cow.setToken(token);
+      input.value = "";
+      Cow.showError($("signin-error"), "");
+    } catch (err) {
+      Cow.showError($("signin-error"), err.message);
+    } finally {
+      busy(e.target, false);
+    }
+  });
+
+  $("register-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const input = $("register-name");
+    const problem = invalid(input, "the name");
+    if (problem) return Cow.showError($("register-error"), problem);
+    busy(e.target, true);
+    try {
+      const created = await Cow.api("/api/users", { body: { name: input.value }, auth: false, method: "POST" });
+      $("new-token-value").textContent = created.token;
+      $("new-token").hidden = false;
+      Cow.showError($("register-error"), "");
+      input.value = "";
+      Cow.tokenRejected = false;
+      Cow.setToken(created.token);
+    } catch (err) {
+      Cow.showError($("register-error"), err.message);
+    } finally {
+      busy(e.target, false);
+    }
+  });
+
+  $("copy-token").addEventListener("click", async () => {
+    const button = $("copy-token");
+    try {
+      await navigator.clipboard.writeText($("new-token-value").textContent);
+      button.textContent = "Copied";
+    } catch (e) {
+      const range = document.createRange();
+      range.selectNodeContents($("new-token-value"));
+      const sel = getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      button.textContent = "Selected: copy it with Ctrl+C";
+    }
+  });
+
+  $("sign-out").addEventListener("click", () => {
+    $("new-token").hidden = true;
+    Cow.clearToken();
+  });
+
+  $("agent-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const input = $("agent-name");
+    const problem = invalid(input, "the agent's name");
+    if (problem) return Cow.showError($("agent-error"), problem);
+    busy(e.target, true);
+    try {
+      const agent = await Cow.api("/api/agents", { method: "POST", body: { name: input.value } });
+      input.value = "";
+      Cow.showError($("agent-error"), "");
+      await loadAgents(agent.id);
+    } catch (err) {
+      Cow.showError($("agent-error"), err.message);
+    } finally {
+      busy(e.target, false);
+    }
+  });
+
+  function showVersion(agentId, v) {
+    const link = $("upload-version-link");
+    link.textContent = v.label;
+    link.href = "/agents/" + agentId;
+    const status = $("upload-status");
+    status.textContent = v.status;
+    status.className = "badge badge-" + v.status;
+    const note = $("upload-note");
+    const reason = $("upload-reason");
+    if (v.status === "pending") {
+      note.textContent = "Validating: a short match against the built-in bots…";
+    } else if (v.status === "active") {
+      note.textContent = "Validated: it can now enter ladders and be challenged.";
+    } else {
+      note.textContent = "Rejected. Why:";
+    }
+    reason.textContent = v.reason || "";
+    reason.hidden = !v.reason;
+    $("upload-result").hidden = false;
+  }
+
+  $("upload-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const agentId = $("upload-agent").value;
+    const file = $("upload-file").files[0];
+    if (!agentId) return Cow.showError($("upload-error"), "create an agent first");
+    if (!file) return Cow.showError($("upload-error"), "choose a .py or .zip file");
+    if (stopPolling) stopPolling();
+    $("upload-result").hidden = true;
+    busy(e.target, true);
+    const form = new FormData();
+    form.append("file", file, file.name);
+    try {
+      const v = await Cow.api("/api/agents/" + agentId + "/versions", { method: "POST", form });
+      Cow.showError($("upload-error"), "");
+      showVersion(agentId, v);
+      const started = Date.now();
+      stopPolling = Cow.poll(async () => {
+        const fresh = await Cow.api("/api/agents/" + agentId + "/versions/" + v.number);
+        showVersion(agentId, fresh);
+        if (fresh.status !== "pending") {
+          loadAgents();
+          return false;
+        }
+        if (Date.now() - started > 10 * 60 * 1000) {
+          $("upload-note").textContent = "Still pending: look at the agent's page later.";
+          return false;
+        }
+        return true;
+      }, 1);
+    } catch (err) {
+      Cow.showError($("upload-error"), err.message);
+    } finally {
+      busy(e.target, false);
+    }
+  });
+
+  document.addEventListener("cow006:auth", refreshAccount);
+  refreshAccount();
+})();
