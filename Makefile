@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-engine bench-bots venv clean
+.PHONY: run test lint bench bench-engine bench-bots bench-throughput venv clean
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,10 +15,12 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 
 venv: $(STAMP)
 
-# The main job.  Until the platform exists: a local demo tournament of the built-in bots.
+# The main job: the whole arena on this machine (API and pages, workers, scheduler; SQLite
+# and an SQLite broker under ./var), with the built-in bots playing a demo ladder.  Ctrl-C
+# stops it.  HOST, PORT and WORKERS (matches played at once) may be set.
 run: $(STAMP)
-	$(VENV)/bin/cow006 tournament builtin:best builtin:greedy builtin:safe builtin:random \
-		--matches $${MATCHES:-100} --players 4 --jobs $${JOBS:-2} --out var/demo --seed 1
+	$(VENV)/bin/cow006 serve --host $${HOST:-127.0.0.1} --port $${PORT:-8000} \
+		--workers $${WORKERS:-2}
 
 test: $(STAMP)
 	bash .ci/test-deps.sh
@@ -30,13 +32,17 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-bench: bench-engine bench-bots
+bench: bench-engine bench-bots bench-throughput
 
 bench-engine: $(STAMP)
 	$(PY) bench/engine.py
 
 bench-bots: $(STAMP)
 	$(PY) bench/bots.py
+
+# Needs PostgreSQL and Redis on 127.0.0.1 (see docs/operations.md).
+bench-throughput: $(STAMP)
+	$(PY) bench/throughput.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -5,29 +5,42 @@ uniformly random card instead with probability eps, eps in {0, 0.1, 0.2, 0.35, 0
 1.0} (eps 0 is plain greedy, the strongest; eps 1 plays at random).  The order is first checked
 empirically: matches at uniformly random 4-player tables, mean rank and mean penalty per agent.
 
-Then, per trial and per method, a fresh TrueSkill ladder (explicit environment: mu 25, sigma
-25/3, beta 25/6, tau 25/300, draw probability 0.011, the platform's defaults) plays 4-player
-matches in-process through ``cow006.play_match`` until the leaderboard is right:
+Two scenarios, per trial and per method, each a TrueSkill ladder (explicit environment: mu 25,
+sigma 25/3, beta 25/6, tau 25/300, draw probability 0.011, the platform's defaults) playing
+4-player matches in-process through ``cow006.play_match``:
+
+* ``fresh`` (the issue's benchmark): all 8 start unrated; the figure is the number of rated
+  matches after which Kendall's tau between the leaderboard (by mu - 3 sigma, the platform's;
+  also by mu) and the known order is >= 0.9 and stays so for the next ``--stay`` matches.  Also
+  the mean number of discordant pairs over matches ``--window``/3 .. ``--window``.
+* ``newcomer``: 7 agents play ``--warmup`` matches at random tables (the same for both
+  methods), then agent ``trial % 8`` joins unrated; the figure is the number of matches from
+  its arrival until at most one agent is on the wrong side of it, for ``--stay`` more.
+
+Methods:
 
 * ``matchmaking``: tables from ``cow006_workers.matchmaking.plan_matches``;
-* ``random``: 4 distinct agents drawn uniformly, seats shuffled.
+* ``random``: 4 distinct agents drawn uniformly, seats in random order.
 
-Both run through the same queue of ``--depth`` matches (1: one match at a time): a table is
-planned when a slot frees, with the ``queued`` counts of the matches still waiting, and results
-are rated in order.  Match k of a trial uses the same game seed under both methods.  The
-figure is the number of rated matches after which Kendall's tau between the leaderboard
-(by mu - 3 sigma, the platform's; also by mu) and the known order is >= 0.9 and stays so for
-the next ``--stay`` matches.  A trial that does not get there within ``--max-matches`` counts
-as "more than the maximum" (the median stays exact while fewer than half are cut off).
+Both run through the same queue of ``--depth`` matches (default 1: one match at a time): a
+table is planned when a slot frees, with the ``queued`` counts of the matches still waiting,
+and results are rated in order.  Match k of a trial uses the same game seed under both methods.
+A trial that does not get there within ``--max-matches`` counts as "more than the maximum"
+(the median stays exact while fewer than half are cut off).  Reported: medians, quartiles, the
+ratio of medians matchmaking / random with a 90 % bootstrap interval.
 
-    python bench/convergence.py [--trials 20] [--max-matches 1500] [--depth 1] [--json]
+    python bench/convergence.py [--trials 40] [--scenario fresh|newcomer|both] [--depth 1]
+                                [--max-matches 1500] [--jobs 1] [--json]
 
-Target: matchmaking needs <= 0.6 times the matches of random tables (median, mu - 3 sigma).
+Target (fresh, mu - 3 sigma): matchmaking needs <= 0.6 times the matches of random tables.
+Results and their reading: docs/matchmaking.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import json
 import random
 import statistics
@@ -91,30 +104,45 @@ def play(base: str, table: Sequence[int], seed: int) -> list[int]:
 
 
 def verify_order(base: str, matches: int, seed: int) -> dict[str, Any]:
-    """Mean rank and mean penalty of each agent over ``matches`` random 4-player tables."""
+    """The strength order, measured: ``matches`` uniformly random 4-player tables.
+
+    Per agent its mean rank and mean penalty; per neighbouring pair (eps_i, eps_i+1) the share
+    of their shared matches the stronger one finished ahead in (a tie counts half).
+    """
+    n = len(EPSILONS)
     rng = random.Random(seed)
     ranks: list[list[int]] = [[] for _ in EPSILONS]
     scores: list[list[int]] = [[] for _ in EPSILONS]
+    ahead = [0.0] * (n - 1)
+    shared = [0] * (n - 1)
     for _ in range(matches):
-        table = rng.sample(range(len(EPSILONS)), PLAYERS)
+        table = rng.sample(range(n), PLAYERS)
         log = play_match([EpsilonAgent(base, EPSILONS[i]) for i in table], rng.getrandbits(31))
+        rank_of = {i: int(log["ranks"][seat]) for seat, i in enumerate(table)}
         for seat, i in enumerate(table):
-            ranks[i].append(int(log["ranks"][seat]))
+            ranks[i].append(rank_of[i])
             scores[i].append(int(log["scores"][seat]))
+            if i + 1 in rank_of:
+                shared[i] += 1
+                d = rank_of[i + 1] - rank_of[i]
+                ahead[i] += 1.0 if d > 0 else 0.5 if d == 0 else 0.0
     rows = []
     for i, eps in enumerate(EPSILONS):
-        n = len(ranks[i])
+        k = len(ranks[i])
         rows.append(
             {
                 "eps": eps,
-                "matches": n,
+                "matches": k,
                 "mean_rank": statistics.fmean(ranks[i]),
-                "rank_se": statistics.stdev(ranks[i]) / n**0.5,
+                "rank_se": statistics.stdev(ranks[i]) / k**0.5,
                 "mean_score": statistics.fmean(scores[i]),
+                # vs the next weaker agent (None for the last)
+                "ahead_of_next": ahead[i] / shared[i] if i < n - 1 and shared[i] else None,
+                "shared_with_next": shared[i] if i < n - 1 else None,
             }
         )
-    by_rank = sorted(range(len(EPSILONS)), key=lambda i: rows[i]["mean_rank"])
-    return {"rows": rows, "ok": by_rank == list(range(len(EPSILONS)))}
+    by_rank = sorted(range(n), key=lambda i: rows[i]["mean_rank"])
+    return {"rows": rows, "ok": by_rank == list(range(n))}
 
 
 def kendall_tau(values: Sequence[float]) -> float:
@@ -135,69 +163,159 @@ def kendall_tau(values: Sequence[float]) -> float:
 
 
 class Stability:
-    """Feed taus one per match; ``reached`` becomes the first match count m (1-based) whose tau
-    and the next ``stay`` matches' are all >= the target."""
+    """Fed one verdict per match; ``reached`` becomes the first match count m (1-based) whose
+    verdict and the next ``stay`` matches' verdicts are all good."""
 
     def __init__(self, stay: int) -> None:
         self.stay = stay
-        self.run = 0  # consecutive matches at or above the target, up to now
+        self.run = 0  # consecutive good matches, up to now
         self.count = 0
         self.reached: int | None = None
 
-    def add(self, tau: float) -> None:
+    def add(self, good: bool) -> None:
         self.count += 1
-        self.run = self.run + 1 if tau >= TAU_TARGET else 0
+        self.run = self.run + 1 if good else 0
         if self.reached is None and self.run == self.stay + 1:
             self.reached = self.count - self.stay
 
 
-def run_trial(
-    method: str, trial: int, base: str, max_matches: int, stay: int, depth: int
-) -> dict[str, Any]:
-    """One fresh ladder under ``method``; matches to a stable tau by mu - 3 sigma and by mu."""
-    env = trueskill.TrueSkill(**TS_PARAMS, backend=None)
-    n = len(EPSILONS)
-    ratings = [env.create_rating() for _ in range(n)]
-    games = [0] * n
-    last: list[float | None] = [None] * n
-    queued = [0] * n
-    game_seeds = random.Random(f"games:{trial}")  # the same match seeds under both methods
-    mm_rng = random.Random(f"{method}:{trial}")
-    clock = 0.0  # virtual time: one tick per finished match
+class Ladder:
+    """One ladder of pool agents: TrueSkill ratings, game counts, a virtual clock (one tick per
+    finished match) and a queue of planned tables, as the platform keeps them."""
 
-    def next_table() -> list[int]:
+    def __init__(self, base: str, active: Sequence[int]) -> None:
+        self.base = base
+        self.env = trueskill.TrueSkill(**TS_PARAMS, backend=None)
+        n = len(EPSILONS)
+        self.ratings = [self.env.create_rating() for _ in range(n)]
+        self.games = [0] * n
+        self.last: list[float | None] = [None] * n
+        self.queued = [0] * n
+        self.active = list(active)
+        self.clock = 0.0
+        self.queue: deque[list[int]] = deque()
+
+    def join(self, i: int) -> None:
+        """A new version enters: prior rating, no games."""
+        self.ratings[i] = self.env.create_rating()
+        self.games[i], self.last[i], self.queued[i] = 0, None, 0
+        self.active.append(i)
+
+    def table(self, method: str, rng: random.Random) -> list[int]:
         if method == "random":
-            table = mm_rng.sample(range(n), PLAYERS)  # sample order is already uniform
-            return table
-        cands = [
-            Candidate(i, i, i, ratings[i].mu, ratings[i].sigma, games[i], last[i], queued[i])
-            for i in range(n)
-        ]
-        (table,) = plan_matches(cands, PLAYERS, 1, mm_rng, clock)
+            return rng.sample(self.active, PLAYERS)  # the sample's order is uniform too
+        r, g, last, q = self.ratings, self.games, self.last, self.queued
+        cands = [Candidate(i, i, i, r[i].mu, r[i].sigma, g[i], last[i], q[i]) for i in self.active]
+        (table,) = plan_matches(cands, PLAYERS, 1, rng, self.clock)
         return [c.version_id for c in table]
 
-    queue: deque[list[int]] = deque()
-    by_c, by_mu = Stability(stay), Stability(stay)
-    while by_c.count < max_matches:
-        while len(queue) < depth:
-            table = next_table()
+    def step(self, method: str, rng: random.Random, depth: int, seed: int) -> None:
+        """Top the queue up to ``depth`` tables, then play and rate the oldest."""
+        while len(self.queue) < depth:
+            table = self.table(method, rng)
             for i in table:
-                queued[i] += 1
-            queue.append(table)
-        table = queue.popleft()
-        ranks = play(base, table, game_seeds.getrandbits(31))
-        new = env.rate([(ratings[i],) for i in table], ranks=ranks)
-        clock += 1.0
+                self.queued[i] += 1
+            self.queue.append(table)
+        table = self.queue.popleft()
+        ranks = play(self.base, table, seed)
+        new = self.env.rate([(self.ratings[i],) for i in table], ranks=ranks)
+        self.clock += 1.0
         for i, (r,) in zip(table, new, strict=True):
-            ratings[i] = r
-            games[i] += 1
-            queued[i] -= 1
-            last[i] = clock
-        by_c.add(kendall_tau([r.mu - 3 * r.sigma for r in ratings]))
-        by_mu.add(kendall_tau([r.mu for r in ratings]))
-        if by_c.reached and by_mu.reached:
+            self.ratings[i] = r
+            self.games[i] += 1
+            self.queued[i] -= 1
+            self.last[i] = self.clock
+
+    def board(self, key: str) -> list[float]:
+        """Each agent's leaderboard value (higher is better): mu - 3 sigma, or mu."""
+        if key == "conservative":
+            return [r.mu - 3 * r.sigma for r in self.ratings]
+        return [r.mu for r in self.ratings]
+
+
+def run_fresh(
+    method: str, trial: int, base: str, max_matches: int, stay: int, depth: int, window: int
+) -> dict[str, Any]:
+    """A fresh ladder of all 8 under ``method``: matches to a stable tau (by mu - 3 sigma and by
+    mu), and the mean number of discordant pairs (mu - 3 sigma) over matches window/3..window."""
+    n = len(EPSILONS)
+    ladder = Ladder(base, range(n))
+    game_seeds = random.Random(f"games:{trial}")  # the same match seeds under both methods
+    rng = random.Random(f"{method}:{trial}")
+    by_c, by_mu = Stability(stay), Stability(stay)
+    pairs = n * (n - 1) // 2
+    discordant: list[float] = []
+    while by_c.count < max_matches:
+        ladder.step(method, rng, depth, game_seeds.getrandbits(31))
+        tau = kendall_tau(ladder.board("conservative"))
+        by_c.add(tau >= TAU_TARGET)
+        by_mu.add(kendall_tau(ladder.board("mu")) >= TAU_TARGET)
+        if window // 3 < by_c.count <= window:
+            discordant.append((1 - tau) * pairs / 2)  # no ties once ratings moved
+        if by_c.reached and by_mu.reached and by_c.count >= window:
             break
-    return {"method": method, "trial": trial, "conservative": by_c.reached, "mu": by_mu.reached}
+    return {
+        "scenario": "fresh",
+        "method": method,
+        "trial": trial,
+        "conservative": by_c.reached,
+        "mu": by_mu.reached,
+        "discordant": statistics.fmean(discordant) if discordant else None,
+    }
+
+
+def misplaced(values: Sequence[float], i: int) -> int:
+    """How many agents ``values`` puts on the wrong side of agent ``i`` (index order = truth)."""
+    return sum(
+        1
+        for j in range(len(values))
+        if j != i and (values[j] >= values[i] if j > i else values[j] <= values[i])
+    )
+
+
+@functools.lru_cache(maxsize=2)
+def warm_ladder(base: str, trial: int, newcomer: int, warmup: int) -> Ladder:
+    """The 7 others after ``warmup`` matches at uniformly random tables: a settled ladder.
+    The same for both methods (it depends on the trial only), so played once per trial and
+    copied (``run_all`` runs a trial's two methods one after the other)."""
+    ladder = Ladder(base, [i for i in range(len(EPSILONS)) if i != newcomer])
+    seeds = random.Random(f"warmup-games:{trial}")
+    rng = random.Random(f"warmup:{trial}")
+    for _ in range(warmup):
+        ladder.step("random", rng, 1, seeds.getrandbits(31))
+    return ladder
+
+
+def run_newcomer(
+    method: str, trial: int, base: str, max_matches: int, stay: int, depth: int, warmup: int
+) -> dict[str, Any]:
+    """A newcomer (agent ``trial % 8``) joins a settled ladder of the 7 others: matches from
+    its arrival until at most one agent is on the wrong side of it, for ``stay`` more matches
+    (by mu - 3 sigma and by mu).  Also its share of the first 40 matches."""
+    newcomer = trial % len(EPSILONS)
+    ladder = copy.deepcopy(warm_ladder(base, trial, newcomer, warmup))
+    ladder.join(newcomer)
+    game_seeds = random.Random(f"games:{trial}")
+    rng = random.Random(f"{method}:{trial}")
+    by_c, by_mu = Stability(stay), Stability(stay)
+    played_40: int | None = None
+    while by_c.count < max_matches:
+        ladder.step(method, rng, depth, game_seeds.getrandbits(31))
+        by_c.add(misplaced(ladder.board("conservative"), newcomer) <= 1)
+        by_mu.add(misplaced(ladder.board("mu"), newcomer) <= 1)
+        if by_c.count == 40:
+            played_40 = ladder.games[newcomer]
+        if by_c.reached and by_mu.reached and by_c.count >= 40:
+            break
+    return {
+        "scenario": "newcomer",
+        "method": method,
+        "trial": trial,
+        "newcomer": newcomer,
+        "conservative": by_c.reached,
+        "mu": by_mu.reached,
+        "played_of_first_40": played_40,
+    }
 
 
 def summarize(values: Sequence[int | None], max_matches: int) -> dict[str, Any]:
@@ -213,14 +331,89 @@ def summarize(values: Sequence[int | None], max_matches: int) -> dict[str, Any]:
     }
 
 
+def ratio_interval(
+    mine: Sequence[float], base: Sequence[float], reps: int = 2000, seed: int = 1
+) -> tuple[float, float]:
+    """A 90 % bootstrap interval of median(mine) / median(base), trials resampled per method."""
+    rng = random.Random(seed)
+    ratios = sorted(
+        statistics.median(rng.choices(mine, k=len(mine)))
+        / statistics.median(rng.choices(base, k=len(base)))
+        for _ in range(reps)
+    )
+    return ratios[int(0.05 * reps)], ratios[int(0.95 * reps) - 1]
+
+
+METHODS = ("matchmaking", "random")
+KEYS = (("conservative", "mu - 3 sigma"), ("mu", "mu"))
+
+
+def compare(results: Sequence[dict[str, Any]], max_matches: int) -> dict[str, Any]:
+    """Per leaderboard key: both methods' summaries, the ratio of medians and its interval."""
+    out: dict[str, Any] = {}
+    cut = max_matches + 1
+    for key, _ in KEYS:
+        per: dict[str, Any] = {
+            m: summarize([r[key] for r in results if r["method"] == m], max_matches)
+            for m in METHODS
+        }
+        per["ratio"] = per["matchmaking"]["median"] / per["random"]["median"]
+        per["ratio_90"] = ratio_interval(
+            *([r[key] or cut for r in results if r["method"] == m] for m in METHODS)
+        )
+        out[key] = per
+    return out
+
+
+def print_comparison(title: str, comparison: dict[str, Any]) -> None:
+    print(title)
+    for key, label in KEYS:
+        print(f"  leaderboard by {label}:")
+        for m in METHODS:
+            s = comparison[key][m]
+            cut = f", {s['not_converged']} cut off" if s["not_converged"] else ""
+            print(
+                f"    {m:<12} median {s['median']:7.1f}  "
+                f"(quartiles {s['q1']:.0f}-{s['q3']:.0f}{cut})"
+            )
+        lo, hi = comparison[key]["ratio_90"]
+        print(
+            f"    ratio matchmaking / random: {comparison[key]['ratio']:.2f} "
+            f"(90 % bootstrap interval {lo:.2f}-{hi:.2f})"
+        )
+
+
+def run_all(fn: Any, trials: range, jobs: int, rest: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """``fn(method, trial, *rest)`` for every trial and method, in ``jobs`` processes."""
+    calls = [(m, t, *rest) for t in trials for m in METHODS]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            return list(pool.map(fn, *zip(*calls, strict=True)))
+    return [fn(*call) for call in calls]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=20, help="independent ladders per method")
+    ap.add_argument("--trials", type=int, default=40, help="independent ladders per method")
+    ap.add_argument(
+        "--first-trial", type=int, default=0, help="index of the first trial (replicates)"
+    )
     ap.add_argument("--max-matches", type=int, default=1500, help="cut-off per trial")
-    ap.add_argument("--stay", type=int, default=20, help="matches tau must then stay >= 0.9")
+    ap.add_argument("--stay", type=int, default=20, help="matches the verdict must then hold")
     ap.add_argument("--depth", type=int, default=1, help="queue depth (1: one at a time)")
+    ap.add_argument(
+        "--window",
+        type=int,
+        default=300,
+        help="fresh: every trial plays at least this many matches; the mean number of "
+        "discordant pairs is taken over the last two thirds of them (0: stop at convergence)",
+    )
+    ap.add_argument(
+        "--scenario", choices=["fresh", "newcomer", "both"], default="both", help="what to run"
+    )
+    ap.add_argument("--warmup", type=int, default=200, help="newcomer: matches of the 7 first")
     ap.add_argument("--base", default="greedy", choices=["greedy", "safe"])
-    ap.add_argument("--verify", type=int, default=1000, help="matches of the order check")
+    ap.add_argument("--verify", type=int, default=2000, help="matches of the order check")
     ap.add_argument("--jobs", type=int, default=1, help="processes (the runs are independent)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args(argv)
@@ -229,62 +422,102 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = verify_order(args.base, args.verify, seed=12345) if args.verify > 0 else None
     if check is not None and not args.json:
         print(f"strength order check: {args.verify} random {PLAYERS}-player tables")
-        print("  eps    matches  mean rank (±se)  mean penalty")
+        print("  eps    matches  mean rank (±se)  mean penalty  ahead of the next (shared)")
         for row in check["rows"]:
+            nxt = ""
+            if row["ahead_of_next"] is not None:
+                nxt = f"{row['ahead_of_next']:.3f} ({row['shared_with_next']})"
             print(
                 f"  {row['eps']:<5g}  {row['matches']:7d}  {row['mean_rank']:.3f} "
-                f"(±{row['rank_se']:.3f})  {row['mean_score']:6.1f}"
+                f"(±{row['rank_se']:.3f})  {row['mean_score']:12.1f}  {nxt}"
             )
         print(f"  mean rank increases with eps: {'yes' if check['ok'] else 'NO'}")
-
-    jobs = [
-        (m, t, args.base, args.max_matches, args.stay, args.depth)
-        for t in range(args.trials)
-        for m in ("matchmaking", "random")
-    ]
-    if args.jobs > 1:
-        with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(run_trial, *zip(*jobs, strict=True)))
-    else:
-        results = [run_trial(*job) for job in jobs]
 
     summary: dict[str, Any] = {
         "players": PLAYERS,
         "pool": [f"{args.base}-eps{e:g}" for e in EPSILONS],
         "trueskill": TS_PARAMS,
         "trials": args.trials,
+        "first_trial": args.first_trial,
         "max_matches": args.max_matches,
         "stay": args.stay,
         "depth": args.depth,
         "order_check": check,
     }
-    for key in ("conservative", "mu"):
-        per = {
-            m: summarize([r[key] for r in results if r["method"] == m], args.max_matches)
-            for m in ("matchmaking", "random")
+    common = (args.base, args.max_matches, args.stay, args.depth)
+    trials = range(args.first_trial, args.first_trial + args.trials)
+    if args.scenario in ("fresh", "both"):
+        fresh = run_all(run_fresh, trials, args.jobs, (*common, args.window))
+        summary["fresh"] = compare(fresh, args.max_matches)
+        summary["fresh"]["window"] = args.window
+        if args.window > 0:
+            summary["fresh"]["discordant"] = {
+                m: statistics.fmean(r["discordant"] for r in fresh if r["method"] == m)
+                for m in METHODS
+            }
+    if args.scenario in ("newcomer", "both"):
+        newc = run_all(run_newcomer, trials, args.jobs, (*common, args.warmup))
+        summary["newcomer"] = compare(newc, args.max_matches)
+        summary["newcomer"]["warmup"] = args.warmup
+        summary["newcomer"]["played_of_first_40"] = {
+            m: statistics.fmean(r["played_of_first_40"] for r in newc if r["method"] == m)
+            for m in METHODS
         }
-        per["ratio"] = per["matchmaking"]["median"] / per["random"]["median"]
-        summary[key] = per
+        # median matches (mu - 3 sigma) per newcomer strength: a weak newcomer is "placed" at
+        # once (it starts at the bottom of the board, mu - 3 sigma = 0), a strong one must climb
+        cut = args.max_matches + 1
+        summary["newcomer"]["by_eps"] = {
+            f"{eps:g}": {
+                m: statistics.median(
+                    r["conservative"] or cut
+                    for r in newc
+                    if r["method"] == m and r["newcomer"] == i
+                )
+                for m in METHODS
+            }
+            for i, eps in enumerate(EPSILONS)
+            if any(r["newcomer"] == i for r in newc)
+        }
     summary["seconds"] = round(time.perf_counter() - t0, 1)
 
     if args.json:
         print(json.dumps(summary, indent=2))
-    else:
-        print(
-            f"\nmatches until Kendall tau >= {TAU_TARGET} for {args.stay} more matches; "
-            f"{args.trials} trials, queue depth {args.depth}, cut-off {args.max_matches}"
+        return 0
+    setup = f"{args.trials} trials, queue depth {args.depth}, cut-off {args.max_matches}"
+    if "fresh" in summary:
+        print_comparison(
+            f"\nfresh ladder of 8: matches until Kendall tau >= {TAU_TARGET} and stays so for "
+            f"{args.stay} more matches; {setup}",
+            summary["fresh"],
         )
-        for key, label in (("conservative", "mu - 3 sigma"), ("mu", "mu")):
-            print(f"  leaderboard by {label}:")
-            for m in ("matchmaking", "random"):
-                s = summary[key][m]
-                cut = f", {s['not_converged']} cut off" if s["not_converged"] else ""
-                print(
-                    f"    {m:<12} median {s['median']:7.1f}  "
-                    f"(quartiles {s['q1']:.0f}-{s['q3']:.0f}{cut})"
-                )
-            print(f"    ratio matchmaking / random: {summary[key]['ratio']:.2f}")
-        print(f"  ({summary['seconds']} s)")
+        if args.window > 0:
+            d = summary["fresh"]["discordant"]
+            pairs = len(EPSILONS) * (len(EPSILONS) - 1) // 2
+            print(
+                f"  discordant pairs of {pairs} by mu - 3 sigma, mean over matches "
+                f"{args.window // 3 + 1}-{args.window}: matchmaking {d['matchmaking']:.2f}, "
+                f"random {d['random']:.2f}"
+            )
+    if "newcomer" in summary:
+        print_comparison(
+            f"\nnewcomer on a settled ladder (7 agents, {args.warmup} matches first): matches "
+            f"until at most one agent is on the wrong side of it, for {args.stay} more; {setup}",
+            summary["newcomer"],
+        )
+        p = summary["newcomer"]["played_of_first_40"]
+        print(
+            f"  the newcomer's games in its first 40 matches: matchmaking "
+            f"{p['matchmaking']:.1f}, random {p['random']:.1f}"
+        )
+        print("  median matches (mu - 3 sigma) by the newcomer's eps, matchmaking / random:")
+        print(
+            "    "
+            + "  ".join(
+                f"{eps}: {v['matchmaking']:g}/{v['random']:g}"
+                for eps, v in summary["newcomer"]["by_eps"].items()
+            )
+        )
+    print(f"\n({summary['seconds']} s)")
     return 0
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -101,31 +102,41 @@ def starts(bot: Path, launcher: Launcher, n: int) -> float:
     return statistics.median(times)
 
 
-def match_play(bot: Path, sb: sandbox.Sandbox | None, seed: int) -> float:
-    """Wall time of one match as ``cow006 play`` runs it (``spec.play``: the processes are
-    started together, then greeted)."""
-    t = time.perf_counter()
+def _cpu() -> float:
+    """CPU seconds used so far by this process and by its reaped descendants (the bot
+    processes, and in the sandbox bwrap's processes too)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def match_play(bot: Path, sb: sandbox.Sandbox | None, seed: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of one match as ``cow006 play`` runs it (``spec.play``: the
+    processes are started together, then greeted)."""
+    c, t = _cpu(), time.perf_counter()
     log = spec.play([str(bot)] * 4, seed, limits=ROOMY, sandbox=sb)
-    elapsed = time.perf_counter() - t
+    elapsed, cpu = time.perf_counter() - t, _cpu() - c
     if log["faults"]:
         raise SystemExit(f"a trivial bot faulted: {log['faults'][:2]}")
-    return elapsed
+    return elapsed, cpu
 
 
-def match_sequential(bot: Path, launcher: Launcher, seed: int) -> float:
-    """Wall time of one ``play_match`` of unstarted RemoteAgents (the runner starts each
-    process when it greets its seat, one after the other)."""
-    t = time.perf_counter()
+def match_sequential(bot: Path, launcher: Launcher, seed: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of one ``play_match`` of unstarted RemoteAgents (the runner
+    starts each process when it greets its seat, one after the other)."""
+    c, t = _cpu(), time.perf_counter()
     agents = [RemoteAgent(bot, limits=ROOMY, launcher=launcher) for _ in range(4)]
     try:
         log = play_match(agents, seed=seed)
     finally:
         for agent in agents:
             agent.close()
-    elapsed = time.perf_counter() - t
+    elapsed, cpu = time.perf_counter() - t, _cpu() - c
     if log["faults"]:
         raise SystemExit(f"a trivial bot faulted: {log['faults'][:2]}")
-    return elapsed
+    return elapsed, cpu
 
 
 def main() -> int:
@@ -155,19 +166,23 @@ def main() -> int:
             out[f"round_trip_us_{name}"] = round(trip * 1e6, 1)
         for name, launcher in modes.items():
             out[f"start_ms_{name}"] = round(starts(bot, launcher, args.starts) * 1e3, 1)
-        # Alternate the modes, so a change in the machine's load hits both alike.
+        # Alternate the modes (and their order), so a change in the machine's load hits
+        # both alike.
         sandboxes: dict[str, sandbox.Sandbox | None] = {"bare": None, "sandbox": sb}
-        per: dict[str, list[float]] = {f"{m}{p}": [] for m in modes for p in ("", "_sequential")}
+        per: dict[str, list[tuple[float, float]]] = {
+            f"{m}{p}": [] for m in modes for p in ("", "_sequential")
+        }
         for seed in range(args.matches):
-            for name, launcher in modes.items():
+            for name in list(modes)[:: 1 if seed % 2 else -1]:
                 per[name].append(match_play(bot, sandboxes[name], seed))
-                per[f"{name}_sequential"].append(match_sequential(bot, launcher, seed))
+                per[f"{name}_sequential"].append(match_sequential(bot, modes[name], seed))
         for name, values in per.items():
-            out[f"match_ms_{name}"] = round(statistics.median(values) * 1e3, 1)
-    out["match_ratio"] = round(out["match_ms_sandbox"] / out["match_ms_bare"], 3)
-    out["match_ratio_sequential"] = round(
-        out["match_ms_sandbox_sequential"] / out["match_ms_bare_sequential"], 3
-    )
+            out[f"match_ms_{name}"] = round(statistics.median(w for w, _ in values) * 1e3, 1)
+            out[f"match_cpu_ms_{name}"] = round(statistics.median(c for _, c in values) * 1e3, 1)
+    for suffix in ("", "_sequential"):
+        for kind in ("ms", "cpu_ms"):
+            ratio = out[f"match_{kind}_sandbox{suffix}"] / out[f"match_{kind}_bare{suffix}"]
+            out[f"match_{kind.replace('ms', 'ratio')}{suffix}"] = round(ratio, 3)
     out["load_avg"] = round(os.getloadavg()[0], 2)
     if args.json:
         print(json.dumps(out))
@@ -187,8 +202,12 @@ def main() -> int:
         f"ratio {out['match_ratio']}   (targets: ratio <= 1.3, <= 100 ms sandboxed)"
     )
     print(
-        f"  the same with play_match starting each process at its hello, one after the "
-        f"other: sandboxed {out['match_ms_sandbox_sequential']} ms, bare "
+        f"  CPU per match (host and bot processes): sandboxed {out['match_cpu_ms_sandbox']} ms, "
+        f"bare {out['match_cpu_ms_bare']} ms, ratio {out['match_cpu_ratio']}"
+    )
+    print(
+        f"  with play_match starting each process at its hello, one after the other: "
+        f"sandboxed {out['match_ms_sandbox_sequential']} ms, bare "
         f"{out['match_ms_bare_sequential']} ms, ratio {out['match_ratio_sequential']}"
     )
     return 0

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox as cow_sandbox
@@ -37,12 +37,14 @@ from cow006.runner import Match as Runner
 
 from . import leagues, locks, results, storage
 from .db import session_scope
+from .models import Agent as AgentRow
 from .models import (
     AgentVersion,
     Ladder,
     League,
     Match,
     MatchKind,
+    MatchSeat,
     MatchStatus,
     VersionStatus,
     utcnow,
@@ -98,13 +100,21 @@ def _limits(session: Session, match: Match) -> Limits:
 def _plan(session: Session, settings: Settings, match: Match) -> _Plan:
     paths: list[str] = []
     labels: list[str] = []
-    for seat in sorted(match.seats, key=lambda s: s.seat):
-        version = seat.version
-        path = storage.bot_path(settings, version.sha256)
+    # One query for every seat's version and agent name (a worker runs this per match).
+    seats = session.execute(
+        select(AgentVersion.sha256, AgentVersion.number, AgentRow.name)
+        .join(MatchSeat, MatchSeat.version_id == AgentVersion.id)
+        .join(AgentRow, AgentRow.id == AgentVersion.agent_id)
+        .where(MatchSeat.match_id == match.id)
+        .order_by(MatchSeat.seat)
+    ).all()
+    for sha256, number, agent_name in seats:
+        label = f"{agent_name}@{number}"
+        path = storage.bot_path(settings, sha256)
         if not (path / storage.BOT_FILE).is_file():
-            raise FileNotFoundError(f"the files of {version.label} are missing from storage")
+            raise FileNotFoundError(f"the files of {label} are missing from storage")
         paths.append(str(path))
-        labels.append(version.label)
+        labels.append(label)
     return _Plan(match.seed, paths, labels, _limits(session, match))
 
 

@@ -7,25 +7,27 @@ returned order.  Nothing here touches the database or the clock: ``now`` and the
 generator are arguments, so a plan is reproducible and the tests are exact.
 
 A table is built in two steps, after the reference design of the Halite II/III coordinator
-(``apiserver/coordinator/matchmaking.py``), adapted to TrueSkill and to small ladders:
+(``apiserver/coordinator/matchmaking.py``), adapted to TrueSkill ratings:
 
 1. **The seed** is the version the table is for.  *Placement* first: a version with no game
    and none queued is the seed at once, in upload order, so a new upload gets its first rating
    within one queue refill.  Otherwise a lottery over three rules, Halite's mix:
 
-   * 65 % ``uncertain``: weighted by ``sigma**2 / (1 + games + queued)``: high uncertainty and
-     few games (queued matches count as games about to happen);
+   * 65 % ``uncertain``: weighted by ``sigma**2 / ((1 + games) (1 + queued)**2)``: high
+     uncertainty, few games, and not already waiting in the queue;
    * 25 % ``idle``: uniformly among the stalest quarter of the still-uncertain half
      (``sigma`` at least the median): an uncertain version that has waited longest;
    * 10 % ``stale``: the single least recently played version, however settled: nobody starves,
      and an old rating gets rechecked against the newer field.
 
-2. **The fill**: the other seats are drawn without replacement, each with weight
-   ``(FILL_FLOOR + quality(seed, c)) / (1 + c.queued)``, where ``quality`` is TrueSkill's
-   two-player match quality (the draw-probability-like number that is high when the outcome is
-   uncertain: close ``mu``, wide ``sigma``).  Near-``mu`` opponents are the informative ones;
-   the floor and the lottery keep some randomness, so the ladder never splits into islands that
-   only play among themselves and an outlier still meets the whole field now and then.
+2. **The fill**: the other seats are drawn one by one without replacement, each with weight
+   ``closeness(seed, c) / (1 + queued)**2``: ``closeness`` is high when the ratings cannot yet
+   tell which of the two is better (a ``mu`` gap small against their ``sigma``s), the
+   opponents whose result can still change the leaderboard's order.  With probability
+   ``FILL_EXPLORE`` a seat is drawn uniformly instead (still ``/ (1 + queued)**2``).  That and
+   the lottery itself keep randomness in the tables, so the ladder never splits into islands
+   that only play among themselves, and an outlier still meets the whole field now and then.
+   (Halite drew the fill from a random number of the seed's nearest neighbours in ``mu``.)
 
 Never two versions of one agent at a table (an agent has one active version per ladder, but a
 version switch while matches are queued must not create a self-match): candidates sharing an
@@ -46,13 +48,10 @@ from dataclasses import dataclass, replace
 # Halite's seed mix: (rule, probability).  The probabilities add up to 1.
 SEED_MIX: tuple[tuple[str, float], ...] = (("uncertain", 0.65), ("idle", 0.25), ("stale", 0.10))
 
-# TrueSkill's default performance spread (25 / 6); the fill's match quality is measured in it.
-# A ladder with another beta passes its own to ``pick_table`` / ``plan_matches``.
-DEFAULT_BETA = 25.0 / 6
-
-# Added to every fill weight (a match quality is in (0, 1]): a far-off version keeps a small
-# chance of a seat, about 1/20 of an evenly matched one.  Exploration against rating islands.
-FILL_FLOOR = 0.05
+# The chance that a fill seat ignores closeness and is drawn uniformly: exploration against
+# rating islands, and a check of the ratings against the whole field.  A probability rather than
+# a floor added to every weight, so its share does not grow with the size of the ladder.
+FILL_EXPLORE = 0.1
 
 # The ``idle`` rule picks among this fraction (at least one) of the uncertain versions,
 # the stalest first; Halite took a random one of the 15 stalest.
@@ -79,13 +78,28 @@ class Candidate:
 
 
 def seed_weight(c: Candidate) -> float:
-    """Weight of ``c`` in the ``uncertain`` seed lottery: ``sigma**2 / (1 + games + queued)``.
+    """Weight of ``c`` in the ``uncertain`` seed lottery: ``sigma**2 / ((1 + games) q2)``.
 
-    ``sigma**2`` is what a match can reduce; dividing by the games (played or queued) makes
-    the rule sharp like Halite's ``1 / (games + 1)``: a version with twice the games gets well
-    under half the chance, so the game counts of a field even out and a newcomer catches up.
+    ``sigma**2`` is what a match can reduce; dividing by the games makes the rule sharp like
+    Halite's ``1 / (games + 1)``: a version with twice the games gets well under half the
+    chance (its sigma is smaller too), so the game counts of a field even out and a newcomer
+    catches up.  ``q2 = queue_factor(c) = (1 + queued)**2``, as in the fill, spreads one refill
+    of a deep queue over the field: after 100 games, 10 more queued would barely change
+    ``1 + games``, but the version should still wait its turn.
     """
-    return c.sigma * c.sigma / (1 + max(0, c.games) + max(0, c.queued))
+    return c.sigma * c.sigma / ((1 + max(0, c.games)) * queue_factor(c))
+
+
+def queue_factor(c: Candidate) -> float:
+    """``(1 + queued)**2``: what a version's matches already queued divide its weights by.
+
+    Squared because the plain ``1 + queued`` proved too weak to keep a refill even: 30 tables
+    of 4 for 12 settled versions (mu 15..35, sigma 1) spread their seats (max - min per
+    version, mean of 200 refills) 8.3, no better than uniformly random tables (8.5); squared,
+    7.0 (and 5.3 with sigma 3, where tables are less local).  One queued match quarters a
+    version's chances, two divide them by nine.
+    """
+    return (1 + max(0, c.queued)) ** 2
 
 
 def staleness(c: Candidate, now: float) -> float:
@@ -97,20 +111,22 @@ def staleness(c: Candidate, now: float) -> float:
     return max(0.0, now - c.last_played)
 
 
-def quality(a: Candidate, b: Candidate, beta: float = DEFAULT_BETA) -> float:
-    """TrueSkill's two-player match quality of ``a`` against ``b``, in (0, 1].
+def closeness(a: Candidate, b: Candidate) -> float:
+    """How uncertain the ladder is about the order of ``a`` and ``b``, in (0, 1].
 
-    ``sqrt(2 beta^2 / s) * exp(-(mu_a - mu_b)^2 / (2 s))`` with
-    ``s = 2 beta^2 + sigma_a^2 + sigma_b^2``: the chance of a draw relative to the most even
-    match possible.  It is high when the result is hard to predict, which is when a match
-    teaches the ratings most.  While sigmas are wide (a new ladder, a newcomer) it is nearly
-    flat, so early tables are close to random, as they should be when nothing is known yet.
+    ``exp(-(mu_a - mu_b)^2 / (2 (sigma_a^2 + sigma_b^2)))``: 1 when their means are equal (a
+    coin flip which one is better), small once the gap is several posterior standard deviations
+    (the leaderboard has them in a settled order and a match between them teaches little about
+    it).  The scale is the ratings' own uncertainty, not a fixed distance: while sigmas are wide
+    (a new ladder, a newcomer's placement) every opponent is "near", so early tables are close to
+    random, as they should be when nothing is known; as ratings settle, tables tighten around the
+    pairs whose order is still open.
     """
-    s = 2 * beta * beta + a.sigma * a.sigma + b.sigma * b.sigma
-    if s <= 0:
-        return 1.0
+    s = a.sigma * a.sigma + b.sigma * b.sigma
     d = a.mu - b.mu
-    return math.sqrt(2 * beta * beta / s) * math.exp(-d * d / (2 * s))
+    if s <= 0:
+        return 1.0 if d == 0 else 0.0
+    return math.exp(-d * d / (2 * s))
 
 
 def _identity(distinct_owners: bool) -> Callable[[Candidate], int]:
@@ -178,14 +194,14 @@ def pick_table(
     rng: random.Random,
     now: float,
     *,
-    beta: float = DEFAULT_BETA,
     distinct_owners: bool = False,
 ) -> list[Candidate] | None:
     """One table of ``players`` candidates in seat order, or None if too few distinct agents.
 
     The seed comes from ``pick_seed``; every other seat is drawn from the rest with weight
-    ``(FILL_FLOOR + quality(seed, c, beta)) / (1 + c.queued)``.  Candidates that share an agent
-    (with ``distinct_owners``: an owner) never share a table.  The seats are shuffled.
+    ``closeness(seed, c) / (1 + c.queued)**2``, or with probability ``FILL_EXPLORE`` with weight
+    ``1 / (1 + c.queued)**2``.  Candidates that share an agent (with ``distinct_owners``: an
+    owner) never share a table.  The seats are shuffled.
     """
     if players < 2:
         raise ValueError(f"a table needs at least 2 players, not {players}")
@@ -198,9 +214,10 @@ def pick_table(
     taken = {ident(seed)}
     for _ in range(players - 1):
         rest = [c for c in candidates if ident(c) not in taken]
+        explore = rng.random() < FILL_EXPLORE
         # Queued matches divide the weight: a version already waiting for games is not the
         # first choice for yet another seat, so a deep queue spreads over the field.
-        weights = [(FILL_FLOOR + quality(seed, c, beta)) / (1 + max(0, c.queued)) for c in rest]
+        weights = [(1.0 if explore else closeness(seed, c)) / queue_factor(c) for c in rest]
         pick = _lottery(rest, weights, rng)
         table.append(pick)
         taken.add(ident(pick))
@@ -218,7 +235,6 @@ def plan_matches(
     rng: random.Random,
     now: float,
     *,
-    beta: float = DEFAULT_BETA,
     distinct_owners: bool = False,
 ) -> list[list[Candidate]]:
     """Up to ``count`` tables to add to a ladder's queue (fewer only if ``pick_table`` gives
@@ -238,7 +254,7 @@ def plan_matches(
     pool = list(candidates)
     tables: list[list[Candidate]] = []
     for _ in range(count):
-        table = pick_table(pool, players, rng, now, beta=beta, distinct_owners=distinct_owners)
+        table = pick_table(pool, players, rng, now, distinct_owners=distinct_owners)
         if table is None:
             break
         tables.append([original[c.version_id] for c in table])
@@ -248,15 +264,15 @@ def plan_matches(
 
 
 __all__ = [
-    "DEFAULT_BETA",
-    "FILL_FLOOR",
+    "FILL_EXPLORE",
     "IDLE_FRACTION",
     "SEED_MIX",
     "Candidate",
+    "closeness",
     "pick_seed",
     "pick_table",
     "plan_matches",
-    "quality",
+    "queue_factor",
     "seed_weight",
     "staleness",
 ]

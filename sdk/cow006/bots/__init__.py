@@ -2,6 +2,7 @@
 
 =============  ==========================================================================
 ``random``      a uniformly random card; takes the cheapest row
+``lowest``      always its lowest card, the cheapest row (what a faulted seat plays)
 ``greedy``      the card that costs least on the current rows, snuggest fit first
 ``safe``        the card with the lowest expected cost this turn, counting the risk that
                 other seats' cards land before it
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from ..agent import Agent
 from ..errors import AgentLoadError
 from .montecarlo import MonteCarloBot
-from .simple import GreedyBot, RandomBot, SafeBot
+from .simple import GreedyBot, LowestBot, RandomBot, SafeBot
 
 PREFIX = "builtin:"
 
@@ -35,6 +36,7 @@ def _best() -> Agent:
 # name -> factory of a fresh agent (agents keep per-match state: one per seat).
 BUILTINS: dict[str, Callable[[], Agent]] = {
     "random": RandomBot,
+    "lowest": LowestBot,
     "greedy": GreedyBot,
     "safe": SafeBot,
     "montecarlo": MonteCarloBot,

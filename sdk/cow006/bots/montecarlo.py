@@ -166,7 +166,7 @@ class MonteCarloBot(SeededAgent):
     rollout = staticmethod(_rollout)
 
     def __init__(
-        self, samples: int = 100, batch: int = 16, z: float = 2.5, max_factor: float = 3.0
+        self, samples: int = 200, batch: int = 16, z: float = 2.5, max_factor: float = 3.0
     ) -> None:
         super().__init__()
         self.samples = samples
@@ -226,9 +226,7 @@ class MonteCarloBot(SeededAgent):
             opp = sample(unseen, need)
             for j in alive:
                 (ends, lens, hs), first, rest, offset = cands[j]
-                vals[j].append(
-                    offset + rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp)
-                )
+                vals[j].append(offset + rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp))
             used += len(alive)
             s += 1
             if s % batch == 0:

@@ -1,4 +1,4 @@
-"""The simple built-in bots: ``random`` and two one-turn heuristics, ``greedy`` and ``safe``.
+"""The simple built-in bots: ``random``, ``lowest`` and the heuristics ``greedy`` and ``safe``.
 
 They are cheap (well under a millisecond per decision), deterministic given the match seed,
 and meant as sparring partners and baselines for the Monte-Carlo bot in ``montecarlo.py``.
@@ -6,6 +6,8 @@ and meant as sparring partners and baselines for the Monte-Carlo bot in ``montec
 * ``random``  plays a uniformly random card of its hand; when it must take a row it takes the
   cheapest one (fewest heads), which is the SDK's default ``Agent.take_row`` and the fallback the
   runner uses, so "random" means "random card choice", not "random blunders".
+* ``lowest``  always plays its lowest card and takes the cheapest row: exactly what the runner
+  plays for a faulted or forfeited seat, so it shows what such a seat is worth.
 * ``greedy``  plays the card whose placement on the current rows costs least if no other card of
   the turn interfered, preferring a card that fits snugly after its row end.
 * ``safe``    estimates, for every card, the chance that the other seats' cards of the same turn
@@ -20,6 +22,7 @@ from bisect import bisect_left
 
 from ..agent import Agent, MatchInfo
 from ..cards import HEADS, ROW_LIMIT
+from ..faults import fallback_card
 from ..view import View
 
 # Mean heads of a card over the deck: the expected heads of an unknown card.
@@ -47,6 +50,15 @@ class RandomBot(SeededAgent):
 
     def play(self, view: View) -> int:
         return self.rng.choice(view.hand)
+
+
+class LowestBot(SeededAgent):
+    """Always the lowest card, the cheapest row: the runner's fallback for a faulted seat."""
+
+    name = "builtin:lowest"
+
+    def play(self, view: View) -> int:
+        return fallback_card(view.hand)
 
 
 def _row_take_key(rows: tuple[tuple[int, ...], ...], i: int) -> tuple[int, int, int]:

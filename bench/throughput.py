@@ -1,0 +1,349 @@
+"""Throughput benchmark: sandboxed ladder matches per hour through the whole platform.
+
+Everything is real and on this machine: the API (uvicorn, ``CeleryExecutor``), Redis, the
+Celery workers (``cow006 worker``), the scheduler (``cow006 beat``), PostgreSQL, and bots in
+the sandbox.  For each worker count asked for (default: 1, then 2 worker processes of
+concurrency 1), on a fresh database:
+
+1. through the API: an admin creates a 4-player ladder; users register, create agents and
+   upload trivial bots (one line each: a card from the hand); the workers validate them;
+   the owners enter the ladder;
+2. the scheduler keeps the ladder's queue full; after a warm-up, the matches finished in a
+   measured window give the throughput (matches per hour; target >= 20,000 with 2 workers)
+   and the queue latency (queued -> started, p50 / p95), and the match time (started ->
+   finished);
+3. with the ladder busy, a newcomer uploads a new bot and enters it as soon as it is active:
+   how long from the upload until it has 20 rated matches (target <= 2 minutes).
+
+    python bench/throughput.py [--workers 1,2] [--concurrency 1] [--measure 60] [--json]
+        [--url postgresql://root@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379/9]
+
+Needs PostgreSQL, Redis and a working sandbox; without one it says which and exits 2.
+The figures include the machine's whole load: API, database, broker and workers share its
+cores with the bots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import redis
+from psycopg import sql
+
+from cow006 import sandbox
+from cow006_platform import db, security
+from cow006_platform.app import prepare_database
+from cow006_platform.settings import Settings
+
+BOTS = [
+    "def play(view):\n    return min(view.hand)\n",
+    "def play(view):\n    return max(view.hand)\n",
+    "def play(view):\n    return sorted(view.hand)[len(view.hand) // 2]\n",
+    "def play(view):\n    return sorted(view.hand)[len(view.hand) // 3]\n",
+    "def play(view):\n    return sorted(view.hand)[-2] if len(view.hand) > 1 else view.hand[0]\n",
+    "def play(view):\n    return sorted(view.hand)[1] if len(view.hand) > 1 else view.hand[0]\n",
+    "def play(view):\n    return view.hand[0]\n",
+    "def play(view):\n    return view.hand[-1]\n",
+]
+NEWCOMER = "def play(view):\n    return sorted(view.hand)[(2 * len(view.hand)) // 3]\n"
+TARGET_RATED = 20
+
+
+def _with_db(url: str, name: str) -> str:
+    base, _, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    host = rest.split("/", 1)[0]
+    return f"{scheme}://{host}/{name}" + (f"?{query}" if query else "")
+
+
+def _psycopg_url(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def recreate_database(admin_url: str, name: str, drop_only: bool = False) -> None:
+    with psycopg.connect(_psycopg_url(admin_url), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+        if not drop_only:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+class Platform:
+    """The processes of one run: API, workers, scheduler (stopped by ``close``)."""
+
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.env = env
+        self.workdir = workdir
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def spawn(self, name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 (kept by the child)
+        proc = subprocess.Popen(
+            argv,
+            env=self.env,
+            cwd=self.workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
+    """One configuration on a fresh database; its figures."""
+    db_name = f"{args.db}_{workers}"
+    recreate_database(args.url, db_name)
+    db_url = _with_db(args.url, db_name)
+    redis.Redis.from_url(args.redis).flushdb()
+    workdir = Path(tempfile.mkdtemp(prefix="cow006-throughput-"))
+    depth = max(8, 4 * workers * args.concurrency)
+    values = {
+        "database_url": db_url,
+        "broker_url": args.redis,
+        "data_dir": str(workdir / "data"),
+        "ladder_queue_depth": str(depth),
+        "scheduler_period": "1",
+        "validation_decision": "1",
+        "validation_bank": "5",
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
+    env.update({f"COW006_{k.upper()}": v for k, v in values.items()})
+    settings = Settings(**values)  # type: ignore[arg-type]
+    engine = db.make_engine(db_url)
+    prepare_database(settings, engine)
+    factory = db.make_sessionmaker(engine)
+    with db.session_scope(factory) as s:
+        _, admin_token = security.create_user(s, "bench-admin", is_admin=True)
+
+    platform = Platform(env, workdir)
+    port = _free_port()
+    py = sys.executable
+    try:
+        platform.spawn(
+            "api",
+            [
+                *(py, "-m", "uvicorn", "cow006_workers.serve:api_app", "--factory"),
+                *("--port", str(port), "--log-level", "warning", "--no-access-log"),
+            ],
+        )
+        for i in range(workers):
+            platform.spawn(
+                f"worker{i}",
+                [
+                    *(py, "-m", "cow006_workers", "worker", f"--concurrency={args.concurrency}"),
+                    *("--loglevel=warning", f"--hostname=bench{i}@%h"),
+                ],
+            )
+        platform.spawn("beat", [py, "-m", "cow006_workers", "beat", "--loglevel=warning"])
+        api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if api.get("/api/ladders").status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the API did not start")
+            time.sleep(0.2)
+        admin = {"Authorization": f"Bearer {admin_token}"}
+        r = api.post(
+            "/api/ladders",
+            json={"name": "bench", "players": 4, "decision_time": 1.0, "time_bank": 5.0},
+            headers=admin,
+        )
+        r.raise_for_status()
+        ladder_id = r.json()["id"]
+
+        def upload(name: str, source: str) -> tuple[dict[str, str], int, int]:
+            r = api.post("/api/users", json={"name": name})
+            r.raise_for_status()
+            headers = {"Authorization": f"Bearer {r.json()['token']}"}
+            r = api.post("/api/agents", json={"name": name}, headers=headers)
+            r.raise_for_status()
+            agent_id = r.json()["id"]
+            r = api.post(
+                f"/api/agents/{agent_id}/versions",
+                files={"file": ("bot.py", source.encode(), "text/x-python")},
+                headers=headers,
+            )
+            r.raise_for_status()
+            return headers, agent_id, r.json()["number"]
+
+        def enter_when_active(headers: dict[str, str], agent_id: int, number: int) -> int:
+            while True:
+                v = api.get(f"/api/agents/{agent_id}/versions/{number}", headers=headers).json()
+                if v["status"] == "active":
+                    break
+                if v["status"] == "rejected":
+                    raise RuntimeError(f"a bench bot was rejected: {v.get('reason')}")
+                time.sleep(0.1)
+            r = api.post(
+                f"/api/ladders/{ladder_id}/entries",
+                json={"agent_id": agent_id, "version_id": v["id"]},
+                headers=headers,
+            )
+            r.raise_for_status()
+            return int(v["id"])
+
+        t_setup = time.monotonic()
+        owners = [upload(f"bench-{i}", src) for i, src in enumerate(BOTS)]
+        for headers, agent_id, number in owners:
+            enter_when_active(headers, agent_id, number)
+        setup_s = time.monotonic() - t_setup
+
+        time.sleep(args.warmup)
+        with psycopg.connect(_psycopg_url(db_url)) as conn:
+            t0 = conn.execute("select clock_timestamp()").fetchone()[0]  # type: ignore[index]
+            time.sleep(args.measure)
+            t1 = conn.execute("select clock_timestamp()").fetchone()[0]  # type: ignore[index]
+            rows = conn.execute(
+                "select created_at, started_at, finished_at from matches "
+                "where kind = 'ladder' and status = 'finished' "
+                "and finished_at >= %s and finished_at < %s",
+                (t0, t1),
+            ).fetchall()
+            window = (t1 - t0).total_seconds()
+        finished = len(rows)
+        queue = [(s - c).total_seconds() for c, s, _ in rows]
+        play = [(f - s).total_seconds() for _, s, f in rows]
+
+        # A newcomer in the busy ladder: upload -> 20 rated matches.
+        t_up = time.monotonic()
+        headers, agent_id, number = upload("bench-newcomer", NEWCOMER)
+        version_id = enter_when_active(headers, agent_id, number)
+        t_entered = time.monotonic()
+        with psycopg.connect(_psycopg_url(db_url), autocommit=True) as conn:
+            deadline = time.monotonic() + args.newcomer_timeout
+            rated = 0
+            while rated < TARGET_RATED and time.monotonic() < deadline:
+                row = conn.execute(
+                    "select matches from ratings where ladder_id = %s and version_id = %s",
+                    (ladder_id, version_id),
+                ).fetchone()
+                rated = int(row[0]) if row else 0
+                time.sleep(0.1)
+        t_done = time.monotonic()
+        return {
+            "workers": workers,
+            "concurrency": args.concurrency,
+            "queue_depth": depth,
+            "setup_s": round(setup_s, 1),
+            "window_s": round(window, 1),
+            "finished": finished,
+            "matches_per_hour": round(finished / window * 3600) if window else 0,
+            "queue_latency_p50_s": round(_pct(queue, 0.5), 3),
+            "queue_latency_p95_s": round(_pct(queue, 0.95), 3),
+            "match_time_p50_s": round(_pct(play, 0.5), 3),
+            "match_time_mean_s": round(statistics.fmean(play), 3) if play else None,
+            "newcomer_rated": rated,
+            "newcomer_upload_to_20_rated_s": round(t_done - t_up, 1)
+            if rated >= TARGET_RATED
+            else None,
+            "newcomer_entry_to_20_rated_s": round(t_done - t_entered, 1)
+            if rated >= TARGET_RATED
+            else None,
+        }
+    finally:
+        platform.close()
+        engine.dispose()
+        if not args.keep:
+            recreate_database(args.url, db_name, drop_only=True)
+
+
+def _problems(args: argparse.Namespace) -> list[str]:
+    out = []
+    try:
+        with psycopg.connect(_psycopg_url(args.url), connect_timeout=3):
+            pass
+    except Exception as exc:
+        out.append(f"PostgreSQL at {args.url}: {exc}")
+    try:
+        redis.Redis.from_url(args.redis, socket_connect_timeout=3).ping()
+    except Exception as exc:
+        out.append(f"Redis at {args.redis}: {exc}")
+    status = sandbox.probe()
+    if not status.ok:
+        out.append(f"the sandbox: {status.reason}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--url", default="postgresql://root@127.0.0.1:5432/postgres")
+    ap.add_argument("--redis", default="redis://127.0.0.1:6379/9")
+    ap.add_argument("--db", default="cow006_throughput")
+    ap.add_argument("--workers", default="1,2", help="worker process counts to measure")
+    ap.add_argument("--concurrency", type=int, default=1, help="matches at once per worker")
+    ap.add_argument("--warmup", type=float, default=10.0, help="seconds before measuring")
+    ap.add_argument("--measure", type=float, default=60.0, help="seconds measured")
+    ap.add_argument("--newcomer-timeout", type=float, default=300.0)
+    ap.add_argument("--keep", action="store_true", help="keep the databases afterwards")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+    problems = _problems(args)
+    if problems:
+        print("cannot run the throughput benchmark: " + "; ".join(problems), file=sys.stderr)
+        sys.exit(2)
+    started = datetime.now().isoformat(timespec="seconds")
+    runs = []
+    for w in (int(x) for x in args.workers.split(",")):
+        runs.append(run_once(args, w))
+        if not args.json:
+            r = runs[-1]
+            print(
+                f"{w} worker(s) x {args.concurrency}: {r['matches_per_hour']:,} matches/hour "
+                f"({r['finished']} in {r['window_s']} s; target >= 20,000 with 2); "
+                f"queue latency p50 {r['queue_latency_p50_s']} s, p95 "
+                f"{r['queue_latency_p95_s']} s; match {r['match_time_p50_s']} s (p50); "
+                f"newcomer: 20 rated matches {r['newcomer_upload_to_20_rated_s']} s after "
+                f"upload ({r['newcomer_entry_to_20_rated_s']} s after entry; target <= 120)",
+                flush=True,
+            )
+    if args.json:
+        print(json.dumps({"started": started, "runs": runs}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

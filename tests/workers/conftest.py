@@ -1,0 +1,82 @@
+"""Fixtures of the worker tests.
+
+``db_url`` / ``settings`` / ``session_factory``: the in-process tests of the scheduler, the
+reaper and the lease, on a fresh SQLite file and on a fresh PostgreSQL schema (the PostgreSQL
+half skips without the server, or fails with COW006_REQUIRE_SERVICES=1).
+
+``arena``: real Celery worker processes on Redis and PostgreSQL (``workertools.Arena``); the
+test skips with one reason when a service is missing (fails with COW006_REQUIRE_SERVICES=1).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import workertools as wt
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006_platform import db, models
+from cow006_platform.settings import Settings
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    problem = wt._pg_problem()
+    if problem is not None:
+        reason = f"PostgreSQL at {wt.PG_URL} is not reachable ({problem})"
+        if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"COW006_REQUIRE_SERVICES=1 but {reason}")
+        pytest.skip(reason)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(wt.PG_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in wt.PG_URL else "?"
+    yield f"{wt.PG_URL}{sep}options=-csearch_path%3D{schema}"
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        database_url=db_url,
+        data_dir=tmp_path / "data",
+        sandbox="on",
+        lease_seconds=3.0,
+        heartbeat_seconds=0.5,
+        requeue_seconds=5.0,
+        reaper_period=1.0,
+        ladder_queue_depth=3,
+    )
+
+
+@pytest.fixture
+def engine(settings: Settings) -> Iterator[Engine]:
+    eng = db.make_engine(settings.database_url)
+    models.Base.metadata.create_all(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return db.make_sessionmaker(engine)
+
+
+@pytest.fixture
+def arena(tmp_path: Path) -> Iterator[wt.Arena]:
+    wt.require_services()
+    for arena in wt.make_arena(tmp_path):
+        # Orphans of killed workers are reaped here (see wt.reaping).
+        with wt.reaping(arena):
+            yield arena

@@ -1,0 +1,348 @@
+"""The scheduler, the reaper and the lease, in process (no Celery), on SQLite and PostgreSQL.
+
+The tests that play matches run real sandboxed bots (trivial ones, short limits).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006 import sandbox
+from cow006_platform import db, execution, results, storage
+from cow006_platform.models import (
+    Agent,
+    AgentVersion,
+    Ladder,
+    LadderEntry,
+    LadderState,
+    Match,
+    MatchKind,
+    MatchStatus,
+    RatingPoint,
+    User,
+    VersionStatus,
+    utcnow,
+)
+from cow006_platform.settings import Settings
+from cow006_workers import jobs, scheduler
+from cow006_workers.context import Context
+
+Factory = sessionmaker[Session]
+LOW = "def play(view):\n    return min(view.hand)\n"
+
+
+def _require_sandbox() -> None:
+    status = sandbox.probe()
+    if not status.ok:
+        pytest.skip(f"these tests need the sandbox: {status.reason}")
+
+
+def _versions(
+    factory: Factory, settings: Settings, n: int, *, stored: bool = False, owner: int | None = None
+) -> list[int]:
+    """n active versions of n new agents (with files in storage when ``stored``)."""
+    out = []
+    with db.session_scope(factory) as s:
+        if owner is None:
+            user = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
+            s.add(user)
+            s.flush()
+            owner = user.id
+        for i in range(n):
+            sha = uuid.uuid4().hex * 2
+            if stored:
+                source = f"# bot {i} {uuid.uuid4().hex}\n" + LOW
+                sha = storage.store_upload(settings, "bot.py", source.encode()).sha256
+            agent = Agent(name=f"a{uuid.uuid4().hex[:10]}", owner_id=owner)
+            s.add(agent)
+            s.flush()
+            v = AgentVersion(
+                agent_id=agent.id,
+                number=1,
+                sha256=sha,
+                filename="bot.py",
+                size=1,
+                unpacked_size=1,
+                files=1,
+                status=VersionStatus.active,
+            )
+            s.add(v)
+            s.flush()
+            out.append(v.id)
+    return out
+
+
+def _ladder(factory: Factory, version_ids: list[int], **kwargs: object) -> int:
+    with db.session_scope(factory) as s:
+        ladder = Ladder(name=f"l{uuid.uuid4().hex[:8]}", **kwargs)
+        s.add(ladder)
+        s.flush()
+        for vid in version_ids:
+            v = s.get(AgentVersion, vid)
+            assert v is not None
+            s.add(LadderEntry(ladder_id=ladder.id, agent_id=v.agent_id, version_id=vid))
+        return ladder.id
+
+
+def _in_flight(factory: Factory, ladder_id: int) -> int:
+    with db.session_scope(factory) as s:
+        return int(
+            s.scalar(
+                select(func.count(Match.id)).where(
+                    Match.ladder_id == ladder_id, Match.status.in_(scheduler.IN_FLIGHT)
+                )
+            )
+            or 0
+        )
+
+
+def test_refill_keeps_the_queue_at_depth_and_places_newcomers_at_once(
+    session_factory: Factory, settings: Settings
+) -> None:
+    vids = _versions(session_factory, settings, 5)
+    lid = _ladder(session_factory, vids, players=4)
+    rng = random.Random(1)
+    first = scheduler.refill_ladder(session_factory, lid, 3, rng)
+    assert len(first) == 3 and _in_flight(session_factory, lid) == 3
+    assert scheduler.refill_ladder(session_factory, lid, 3, rng) == []  # full
+    with db.session_scope(session_factory) as s:
+        for mid in first:
+            m = s.get(Match, mid)
+            assert m is not None and m.kind is MatchKind.ladder and m.rated
+            agents = {seat.agent_id for seat in m.seats}
+            assert len(agents) == 4  # never two versions of one agent at a table
+    # A new entry gets its placement match although the queue is full.
+    newcomer = _versions(session_factory, settings, 1)[0]
+    with db.session_scope(session_factory) as s:
+        v = s.get(AgentVersion, newcomer)
+        assert v is not None
+        s.add(LadderEntry(ladder_id=lid, agent_id=v.agent_id, version_id=newcomer))
+    placed = scheduler.refill_ladder(session_factory, lid, 3, rng)
+    assert len(placed) == 1
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, placed[0])
+        assert m is not None and newcomer in {seat.version_id for seat in m.seats}
+    # Once it has a match queued it waits like everybody else.
+    assert scheduler.refill_ladder(session_factory, lid, 3, rng) == []
+    # Settling matches frees room again.
+    with db.session_scope(session_factory) as s:
+        results.fail_match(s, first[0], "test")
+    assert _in_flight(session_factory, lid) == 3
+    assert len(scheduler.refill_ladder(session_factory, lid, 4, rng)) == 1
+    assert scheduler.refill_ladder(session_factory, lid, 4, rng) == []
+
+
+def test_refill_skips_closed_ladders_and_too_small_fields(
+    session_factory: Factory, settings: Settings
+) -> None:
+    vids = _versions(session_factory, settings, 4)
+    paused = _ladder(session_factory, vids, players=4, state=LadderState.paused)
+    assert scheduler.refill_ladder(session_factory, paused, 5) == []
+    small = _ladder(session_factory, vids[:3], players=4)
+    assert scheduler.refill_ladder(session_factory, small, 5) == []
+    # A pending version does not play.
+    with db.session_scope(session_factory) as s:
+        v = s.get(AgentVersion, vids[0])
+        assert v is not None
+        v.status = VersionStatus.pending
+    lid = _ladder(session_factory, vids, players=3)
+    created = scheduler.refill_ladder(session_factory, lid, 4)
+    assert created
+    with db.session_scope(session_factory) as s:
+        for mid in created:
+            m = s.get(Match, mid)
+            assert m is not None and vids[0] not in {seat.version_id for seat in m.seats}
+    work = scheduler.schedule_tick(session_factory, settings)
+    assert work.matches == []  # every open ladder is full or too small
+
+
+def test_claims_hold_a_lease_and_a_fencing_token(
+    session_factory: Factory, settings: Settings
+) -> None:
+    vids = _versions(session_factory, settings, 2, stored=True)
+    with db.session_scope(session_factory) as s:
+        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    first = execution.claim_match(
+        session_factory, settings, mid, worker="a", lease_seconds=30, max_attempts=3
+    )
+    assert first is not None and first.attempt == 1
+    # Held by a live lease: nobody else takes it.
+    assert (
+        execution.claim_match(session_factory, settings, mid, worker="b", lease_seconds=30) is None
+    )
+    assert execution.renew_lease(session_factory, first, 30) is not None
+    # The lease runs out (its worker is gone): the next claim takes over.
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, mid)
+        assert m is not None
+        m.lease_expires_at = utcnow() - timedelta(seconds=1)
+    second = execution.claim_match(
+        session_factory, settings, mid, worker="b", lease_seconds=30, max_attempts=3
+    )
+    assert second is not None and second.attempt == 2 and second.worker == "b"
+    # The first run's heartbeat and result no longer count.
+    assert execution.renew_lease(session_factory, first, 30) is None
+    log, stderr = _builtin_log(session_factory, mid)
+    assert execution.finish_claim(session_factory, first, log, stderr) is False
+    assert execution.finish_claim(session_factory, second, log, stderr) is True
+    assert execution.finish_claim(session_factory, second, log, stderr) is False  # once
+    assert execution.claim_match(session_factory, settings, mid, lease_seconds=30) is None
+
+
+def test_a_match_that_keeps_losing_its_workers_is_given_up(
+    session_factory: Factory, settings: Settings
+) -> None:
+    vids = _versions(session_factory, settings, 2, stored=True)
+    with db.session_scope(session_factory) as s:
+        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    for _ in range(2):
+        claim = execution.claim_match(
+            session_factory, settings, mid, lease_seconds=0.01, max_attempts=2
+        )
+        assert claim is not None
+        time.sleep(0.02)
+    assert (
+        execution.claim_match(session_factory, settings, mid, lease_seconds=1, max_attempts=2)
+        is None
+    )
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, mid)
+        assert m is not None and m.status is MatchStatus.failed
+        assert m.error is not None and "2 attempts" in m.error
+
+
+def _builtin_log(factory: Factory, match_id: int) -> tuple[dict[str, object], list[str | None]]:
+    from cow006 import play_match
+    from cow006.bots import make
+
+    with db.session_scope(factory) as s:
+        m = s.get(Match, match_id)
+        assert m is not None
+        n, seed = len(m.seats), m.seed
+    return play_match([make("random") for _ in range(n)], seed=seed), [None] * n
+
+
+def test_the_reaper_requeues_expired_leases_and_resends_lost_tasks(
+    session_factory: Factory, settings: Settings
+) -> None:
+    vids = _versions(session_factory, settings, 2, stored=True)
+    with db.session_scope(session_factory) as s:
+        dead, alive, old, fresh = (
+            results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id for _ in range(4)
+        )
+    for mid in (dead, alive):
+        assert execution.claim_match(session_factory, settings, mid, lease_seconds=30)
+    past = utcnow() - timedelta(seconds=60)
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, dead)
+        assert m is not None
+        m.lease_expires_at = utcnow() - timedelta(seconds=1)
+        m = s.get(Match, old)
+        assert m is not None
+        m.created_at = past
+        v = s.get(AgentVersion, vids[0])
+        assert v is not None
+        v.status = VersionStatus.pending
+        v.created_at = utcnow() - timedelta(seconds=settings.requeue_seconds + 0.5)
+    work = scheduler.reap(session_factory, settings)
+    assert sorted(work.matches) == sorted([dead, old])
+    assert work.validations == [vids[0]]
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, dead)
+        assert m is not None and m.status is MatchStatus.queued and m.attempts == 1
+        m = s.get(Match, alive)
+        assert m is not None and m.status is MatchStatus.running
+    # A match is sent once per requeue_seconds, not on every pass.
+    again = scheduler.reap(session_factory, settings)
+    assert again.matches == []
+    # A pending version is sent when its age crosses a multiple of requeue_seconds.
+    with db.session_scope(session_factory) as s:
+        v = s.get(AgentVersion, vids[0])
+        assert v is not None
+        v.created_at = utcnow() - timedelta(seconds=settings.requeue_seconds + 3)
+    assert scheduler.reap(session_factory, settings).validations == []
+    assert fresh not in work.matches
+
+
+def test_run_match_plays_rates_once_and_refills(
+    session_factory: Factory, settings: Settings
+) -> None:
+    _require_sandbox()
+    vids = _versions(session_factory, settings, 4, stored=True)
+    lid = _ladder(session_factory, vids, players=4, decision_time=1.0, time_bank=5.0)
+    created = scheduler.refill_ladder(session_factory, lid, 1)
+    assert len(created) == 1
+    ctx = Context(settings, session_factory.kw["bind"], session_factory)
+    sent: list[int] = []
+    outcome = jobs.run_match(ctx, created[0], sent.extend)
+    assert outcome.status == "finished"
+    assert sent == outcome.follow_ups  # the ladder was refilled to its depth
+    assert len(sent) == settings.ladder_queue_depth
+    assert jobs.run_match(ctx, created[0], sent.extend).status == "skipped"  # a duplicate
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, created[0])
+        assert m is not None and m.status is MatchStatus.finished and m.rating_applied
+        assert m.lease_expires_at is None and m.attempts == 1
+        points = s.scalar(select(func.count()).where(RatingPoint.match_id == m.id))
+        assert points == 4
+
+
+def test_a_lost_lease_stops_the_run_and_drops_its_result(
+    session_factory: Factory, settings: Settings
+) -> None:
+    _require_sandbox()
+    slow = "import time\n\ndef play(view):\n    time.sleep(0.2)\n    return min(view.hand)\n"
+    with db.session_scope(session_factory) as s:
+        user = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
+        s.add(user)
+        s.flush()
+        owner = user.id
+    vids = []
+    for i in range(2):
+        sha = storage.store_upload(settings, "bot.py", f"# {i}\n{slow}".encode()).sha256
+        with db.session_scope(session_factory) as s:
+            agent = Agent(name=f"slow{uuid.uuid4().hex[:8]}", owner_id=owner)
+            s.add(agent)
+            s.flush()
+            v = AgentVersion(
+                agent_id=agent.id, number=1, sha256=sha, filename="bot.py", size=1,
+                unpacked_size=1, files=1, status=VersionStatus.active,
+            )  # fmt: skip
+            s.add(v)
+            s.flush()
+            vids.append(v.id)
+    with db.session_scope(session_factory) as s:
+        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    ctx = Context(settings, session_factory.kw["bind"], session_factory)
+    outcome: list[jobs.Outcome] = []
+    runner = threading.Thread(target=lambda: outcome.append(jobs.run_match(ctx, mid, list)))
+    started = time.monotonic()
+    runner.start()
+    # Another run takes the match over (as after a lease ran out): attempts moves on.
+    deadline = time.monotonic() + 20
+    while True:
+        with db.session_scope(session_factory) as s:
+            m = s.get(Match, mid)
+            assert m is not None
+            if m.status is MatchStatus.running:
+                m.attempts += 1
+                m.worker = "thief"
+                break
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    runner.join(30)
+    assert outcome and outcome[0].status == "lost"
+    # The bots were killed: far sooner than the ~24 s the match takes.
+    assert time.monotonic() - started < 10
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, mid)
+        assert m is not None and m.status is MatchStatus.running and m.worker == "thief"
+        assert results.read_log(s, mid) is None

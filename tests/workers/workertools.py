@@ -1,0 +1,538 @@
+"""Helpers of the worker tests: services, arenas of real worker processes, checks.
+
+An ``Arena`` is one test's platform: a fresh PostgreSQL schema, a Redis database flushed
+for it, a data folder, and the COW006_* environment its worker and beat subprocesses get
+(short leases so that failures are seen within seconds).  Workers and beat are started as
+``python -m cow006_workers worker|beat`` in sessions of their own, so a test can SIGKILL a
+whole worker (its pool processes and their bots with it) like a machine going away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006 import sandbox, verify
+from cow006_platform import db, results, storage
+from cow006_platform.app import prepare_database
+from cow006_platform.models import (
+    Agent,
+    AgentVersion,
+    Ladder,
+    LadderEntry,
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    Rating,
+    RatingPoint,
+    User,
+    VersionStatus,
+)
+from cow006_platform.settings import Settings
+
+PG_URL = os.environ.get("COW006_TEST_PG_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+REDIS_DB = int(os.environ.get("COW006_TEST_REDIS_DB", "7"))
+# The command the machine's notes give to start Redis (no persistence).
+REDIS_START = [
+    "redis-server",
+    "--daemonize",
+    "yes",
+    "--bind",
+    "127.0.0.1",
+    "-::1",
+    "--port",
+    str(REDIS_PORT),
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    "/var/lib/redis",
+    "--logfile",
+    "/var/log/redis/ci.log",
+]
+
+# Trivial bots (distinct files, so distinct versions).
+BOTS = {
+    "low": "def play(view):\n    return min(view.hand)\n",
+    "high": "def play(view):\n    return max(view.hand)\n",
+    "mid": "def play(view):\n    return sorted(view.hand)[len(view.hand) // 2]\n",
+    "third": "def play(view):\n    return sorted(view.hand)[len(view.hand) // 3]\n",
+    "greedy": "from cow006.bots import make\n\nagent = make('greedy')\n",
+}
+
+
+def slow_bot(tag: str, pause: float = 0.03) -> str:
+    """A trivial bot that pauses before each card (4 of them at 0.03 s: about 6 s a match)."""
+    return (
+        f"import time\n\n# {tag}\n"
+        f"def play(view):\n    time.sleep({pause})\n    return min(view.hand)\n"
+    )
+
+
+# -- services ---------------------------------------------------------------------------------
+
+
+def redis_ping(timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=timeout) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def redis_command(*args: str) -> bytes:
+    """One command in RESP (no client library needed), the raw reply."""
+    payload = f"*{len(args)}\r\n".encode()
+    for a in args:
+        data = a.encode()
+        payload += b"$%d\r\n%s\r\n" % (len(data), data)
+    with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
+        s.sendall(payload)
+        return s.recv(4096)
+
+
+def start_redis() -> None:
+    """Start Redis with the machine's command if it is down; wait until it answers."""
+    if redis_ping():
+        return
+    subprocess.run(REDIS_START, check=False, capture_output=True)
+    deadline = time.monotonic() + 15
+    while not redis_ping():
+        if time.monotonic() > deadline:
+            raise RuntimeError("Redis did not come back")
+        time.sleep(0.1)
+
+
+def stop_redis() -> None:
+    """Shut Redis down, dropping everything it holds (it keeps nothing on disk anyway)."""
+    with contextlib.suppress(OSError):
+        redis_command("SHUTDOWN", "NOSAVE")
+    deadline = time.monotonic() + 10
+    while redis_ping(0.2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _pg_problem() -> str | None:
+    try:
+        eng = create_engine(PG_URL, connect_args={"connect_timeout": 3})
+        with eng.connect() as conn:
+            conn.execute(text("select 1"))
+        eng.dispose()
+        return None
+    except Exception as exc:
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+
+
+def require_services() -> None:
+    """Skip (one loud reason) without Redis, PostgreSQL or the sandbox; fail instead when
+    COW006_REQUIRE_SERVICES=1."""
+    problems = []
+    if not redis_ping():
+        problems.append(f"Redis at {REDIS_HOST}:{REDIS_PORT} does not answer")
+    pg = _pg_problem()
+    if pg is not None:
+        problems.append(f"PostgreSQL at {PG_URL} is not reachable ({pg})")
+    status = sandbox.probe()
+    if not status.ok:
+        problems.append(f"the sandbox does not work here ({status.reason})")
+    if not problems:
+        return
+    reason = "the worker tests need real services: " + "; ".join(problems)
+    if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"COW006_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+# -- an arena of worker processes -------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    logfile: Path
+
+    def log(self) -> str:
+        return self.logfile.read_text(errors="replace") if self.logfile.exists() else ""
+
+    def pool_pids(self) -> list[int]:
+        """The worker's pool processes (its children running Python)."""
+        return [pid for pid in children_of(self.popen.pid) if _is_python(pid)]
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        # The ppid is the 2nd field after the command (which may hold spaces) in parentheses.
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == pid:
+            out.append(int(name))
+    return out
+
+
+def _is_python(pid: int) -> bool:
+    try:
+        return "cow006_workers" in Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return False
+
+
+def session_pids(sid: int) -> list[int]:
+    """Every live process of session ``sid`` (a worker started with a session of its own)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            out.append(int(name))
+    return out
+
+
+@dataclass
+class Arena:
+    """One test's platform: database schema, Redis database, data folder, processes."""
+
+    tmp: Path
+    db_url: str
+    broker_url: str
+    env: dict[str, str]
+    settings: Settings
+    session_factory: sessionmaker[Session]
+    procs: list[Proc] = field(default_factory=list)
+    _n: int = 0
+
+    # processes
+
+    def _spawn(self, name: str, args: list[str]) -> Proc:
+        logfile = self.tmp / f"{name}.log"
+        out = open(self.tmp / f"{name}.out", "wb")  # noqa: SIM115 (kept by the child)
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "cow006_workers", *args, f"--logfile={logfile}"],
+            env=self.env,
+            cwd=self.tmp,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        out.close()
+        proc = Proc(name, popen, logfile)
+        self.procs.append(proc)
+        return proc
+
+    def worker(self, concurrency: int = 1, wait: bool = True) -> Proc:
+        self._n += 1
+        proc = self._spawn(
+            f"worker{self._n}",
+            [
+                "worker",
+                f"--concurrency={concurrency}",
+                "--loglevel=info",
+                f"--hostname=w{self._n}-{uuid.uuid4().hex[:6]}@%h",
+            ],
+        )
+        if wait:
+            wait_for(lambda: " ready." in proc.log() or proc.popen.poll() is not None, 60)
+            assert proc.popen.poll() is None, f"worker died: {proc.log()[-3000:]}"
+        return proc
+
+    def beat(self) -> Proc:
+        return self._spawn("beat", ["beat", "--loglevel=info"])
+
+    def kill(self, proc: Proc) -> float:
+        """SIGKILL the whole worker: every process of its session (its supervisor, the
+        Celery worker, the pool; the bots die with them); the time of the kill."""
+        t = time.time()
+        for _ in range(50):
+            pids = session_pids(proc.popen.pid)
+            if not pids:
+                break
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+        proc.popen.wait()
+        return t
+
+    def stop(self, proc: Proc, timeout: float = 30) -> None:
+        if proc.popen.poll() is None:
+            proc.popen.send_signal(signal.SIGTERM)
+            try:
+                proc.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.popen.pid, signal.SIGKILL)
+                proc.popen.wait()
+        # Whatever the session still runs (it should be nothing) goes too.
+        for pid in session_pids(proc.popen.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            with contextlib.suppress(Exception):
+                self.stop(proc, timeout=15)
+
+    def journal(self) -> str:
+        return "".join(p.log() for p in self.procs)
+
+    # data
+
+    def upload(self, owner: str, name: str, source: str) -> int:
+        """An agent with one version of ``source``, stored like an upload; the version id."""
+        stored = storage.store_upload(self.settings, "bot.py", source.encode())
+        with db.session_scope(self.session_factory) as s:
+            user = s.scalar(select(User).where(User.name == owner))
+            if user is None:
+                user = User(name=owner, token_hash=uuid.uuid4().hex * 2)
+                s.add(user)
+                s.flush()
+            agent = Agent(name=name, owner_id=user.id)
+            s.add(agent)
+            s.flush()
+            version = AgentVersion(
+                agent_id=agent.id,
+                number=1,
+                sha256=stored.sha256,
+                filename="bot.py",
+                size=stored.size,
+                unpacked_size=stored.unpacked_size,
+                files=stored.files,
+                status=VersionStatus.active,
+            )
+            s.add(version)
+            s.flush()
+            return version.id
+
+    def ladder(self, version_ids: list[int], **kwargs: Any) -> int:
+        with db.session_scope(self.session_factory) as s:
+            ladder = Ladder(name=kwargs.pop("name", f"ladder-{uuid.uuid4().hex[:8]}"), **kwargs)
+            s.add(ladder)
+            s.flush()
+            for vid in version_ids:
+                version = s.get(AgentVersion, vid)
+                assert version is not None
+                s.add(LadderEntry(ladder_id=ladder.id, agent_id=version.agent_id, version_id=vid))
+            return ladder.id
+
+    def counts(self) -> dict[str, int]:
+        with db.session_scope(self.session_factory) as s:
+            rows = s.execute(select(Match.status, func.count()).group_by(Match.status)).all()
+            return {status.value: n for status, n in rows}
+
+
+@contextlib.contextmanager
+def reaping(arena: Arena | None = None) -> Iterator[None]:
+    """Make this (pytest) process a child subreaper that reaps the orphans of the processes
+    it kills (``cow006_workers.reaper``): pid 1 may reap nothing here, and a dead bot's
+    zombie would keep its sandbox slot busy for good."""
+    from cow006_workers import reaper
+
+    known = (lambda pid: any(p.popen.pid == pid for p in arena.procs)) if arena else None
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(0.1):
+            reaper.reap_orphans(keep=known or (lambda pid: False))
+
+    reaper.become_subreaper()
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        reaper.become_subreaper(False)
+        reaper.reap_orphans(keep=known or (lambda pid: False))
+
+
+def make_arena(tmp: Path, **overrides: Any) -> Iterator[Arena]:
+    """A fresh arena (see ``Arena``); its processes are stopped and its schema dropped after."""
+    schema = f"w_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in PG_URL else "?"
+    db_url = f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+    broker_url = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
+    redis_command("SELECT", str(REDIS_DB))  # fails loudly if the index is out of range
+    _flush_redis()
+    values: dict[str, Any] = {
+        "database_url": db_url,
+        "broker_url": broker_url,
+        "data_dir": str(tmp / "data"),
+        "sandbox": "on",
+        "lease_seconds": 3.0,
+        "heartbeat_seconds": 1.0,
+        "max_attempts": 8,
+        "ladder_queue_depth": 4,
+        "scheduler_period": 1.0,
+        "reaper_period": 1.0,
+        "requeue_seconds": 5.0,
+        "validation_decision": 0.5,
+        "validation_bank": 2.0,
+    }
+    values.update(overrides)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
+    env.update({f"COW006_{k.upper()}": str(v) for k, v in values.items()})
+    settings = Settings(**values)
+    engine = db.make_engine(db_url)
+    prepare_database(settings, engine)
+    arena = Arena(tmp, db_url, broker_url, env, settings, db.make_sessionmaker(engine))
+    try:
+        yield arena
+    finally:
+        arena.stop_all()
+        engine.dispose()
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+        with contextlib.suppress(Exception):
+            _flush_redis()
+
+
+def _flush_redis() -> None:
+    with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
+        s.sendall(f"SELECT {REDIS_DB}\r\nFLUSHDB\r\n".encode())
+        s.recv(64)
+
+
+def wait_for(check: Callable[[], Any], timeout: float, every: float = 0.2) -> Any:
+    """Poll ``check`` until it returns something true; that value (AssertionError on timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout} s: {check}")
+        time.sleep(every)
+
+
+# -- checks -----------------------------------------------------------------------------------
+
+
+RUN = re.compile(
+    r"run (start|end) match=(\d+) attempt=(\d+) worker=(\S+) t=([\d.]+)(?: lost=(\d))?"
+)
+
+
+def run_intervals(journal: str, killed: dict[str, float]) -> dict[int, list[tuple[float, float]]]:
+    """Per match, the (start, end) of each run from the workers' journal lines; a run without
+    an end line ended when its worker was killed (``killed``: worker name -> time)."""
+    starts: dict[tuple[int, int], tuple[str, float]] = {}
+    ends: dict[tuple[int, int], float] = {}
+    for what, mid, attempt, worker, t, _lost in RUN.findall(journal):
+        key = (int(mid), int(attempt))
+        if what == "start":
+            starts[key] = (worker, float(t))
+        else:
+            ends[key] = float(t)
+    out: dict[int, list[tuple[float, float]]] = {}
+    for key, (worker, start) in starts.items():
+        end = ends.get(key)
+        if end is None:
+            end = killed.get(worker, float("inf"))
+        out.setdefault(key[0], []).append((start, end))
+    return out
+
+
+def assert_no_overlap(intervals: dict[int, list[tuple[float, float]]]) -> None:
+    for mid, runs in intervals.items():
+        runs.sort()
+        for (s1, e1), (s2, _e2) in itertools.pairwise(runs):
+            assert e1 <= s2, f"match {mid}: a run from {s1} to {e1} overlaps one from {s2}"
+
+
+def assert_rated_once(factory: sessionmaker[Session]) -> int:
+    """Every finished rated ladder match is rated exactly once: rating_applied, one rating
+    point per seat, and the ratings' match counts add up; the number of such matches."""
+    with db.session_scope(factory) as s:
+        finished = s.scalars(
+            select(Match).where(
+                Match.kind == MatchKind.ladder,
+                Match.rated.is_(True),
+                Match.status == MatchStatus.finished,
+            )
+        ).all()
+        seats = 0
+        for m in finished:
+            assert m.rating_applied, f"match {m.id} finished but not rated"
+            points = s.scalar(select(func.count()).where(RatingPoint.match_id == m.id))
+            assert points == len(m.seats), f"match {m.id}: {points} rating points"
+            seats += len(m.seats)
+        total_points = s.scalar(select(func.count(RatingPoint.id)))
+        assert total_points == seats
+        counted = s.scalar(select(func.coalesce(func.sum(Rating.matches), 0)))
+        assert counted == seats
+        unfinished_rated = s.scalar(
+            select(func.count(Match.id)).where(
+                Match.rating_applied.is_(True), Match.status != MatchStatus.finished
+            )
+        )
+        assert unfinished_rated == 0
+        return len(finished)
+
+
+def assert_logs_verify(factory: sessionmaker[Session]) -> int:
+    """Every stored log replays (``cow006.log.verify``); how many there are."""
+    n = 0
+    with db.session_scope(factory) as s:
+        ids = s.scalars(select(Match.id).where(Match.status == MatchStatus.finished)).all()
+        for mid in ids:
+            log = results.read_log(s, mid)
+            assert log is not None, f"match {mid} has no log"
+            verify(log)
+            n += 1
+    return n
+
+
+def failures(factory: sessionmaker[Session]) -> list[tuple[int, int, str | None]]:
+    """(id, attempts, error) of every failed match."""
+    with db.session_scope(factory) as s:
+        rows = s.execute(
+            select(Match.id, Match.attempts, Match.error).where(Match.status == MatchStatus.failed)
+        ).all()
+        return [(int(i), int(a), e) for i, a, e in rows]
+
+
+def seats_of(factory: sessionmaker[Session], match_id: int) -> list[int]:
+    with db.session_scope(factory) as s:
+        return list(
+            s.scalars(
+                select(MatchSeat.version_id)
+                .where(MatchSeat.match_id == match_id)
+                .order_by(MatchSeat.seat)
+            )
+        )

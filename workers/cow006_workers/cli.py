@@ -1,0 +1,164 @@
+"""The ``cow006`` command with everything: the SDK's and the platform's commands, plus ours.
+
+::
+
+    cow006 serve [--host 127.0.0.1] [--port 8000] [--workers 2]   # the arena on one machine
+    cow006 worker [--concurrency N] [--pool prefork|threads|solo]  # join an arena as a worker
+    cow006 beat                                   # the scheduler and reaper (one per arena)
+
+``worker`` and ``beat`` find the arena through COW006_BROKER_URL and COW006_DATABASE_URL
+(docs/operations.md).  The root project's ``cow006`` console script is ``main`` here; the
+platform's command (``cow006_platform.cli.build_app``) is reused, not copied.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Annotated
+
+import typer
+
+from cow006_platform import cli as platform_cli
+
+# Celery, FastAPI and uvicorn are imported inside the commands that need them: ``cow006
+# match`` and the admin commands start as fast as before.
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(1)
+
+
+_PROBE = """
+import sys
+from cow006 import sandbox
+from cow006_platform import execution
+from cow006_platform.settings import Settings
+try:
+    execution.sandbox_for(Settings())
+except sandbox.SandboxError as exc:
+    sys.exit(str(exc))
+"""
+
+
+def _check_sandbox() -> None:
+    """Fail closed before joining: a worker that cannot sandbox bots must not take matches.
+
+    The probe runs in a child process: probing here would make this process (the Celery
+    parent) the child subreaper of sandboxed processes, and the orphans of the pool
+    processes' bots would then pile up here as zombies, never reaped.
+    """
+    done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True)
+    if done.returncode != 0:
+        _fail(done.stderr.strip() or f"the sandbox probe failed ({done.returncode})")
+
+
+def worker_command(
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Matches played at once (each seat of each match takes a sandbox slot).",
+        ),
+    ] = max(1, os.cpu_count() or 1),
+    pool: Annotated[
+        str, typer.Option(help="Celery pool: prefork (processes), threads or solo.")
+    ] = "prefork",
+    loglevel: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    logfile: Annotated[str | None, typer.Option(help="Log to this file.")] = None,
+    hostname: Annotated[str | None, typer.Option(help="The worker's node name.")] = None,
+    supervised: Annotated[bool, typer.Option("--supervised", hidden=True)] = False,
+) -> None:
+    """Join the arena as a worker: play matches, validate uploads (Celery)."""
+    from . import reaper
+
+    _check_sandbox()
+    if not supervised:
+        # This process stays as the worker's reaping parent (reaper.supervise); the worker
+        # itself is the same command, run again with --supervised.
+        argv = [sys.executable, "-m", "cow006_workers", *sys.argv[1:], "--supervised"]
+        raise typer.Exit(reaper.supervise(argv))
+
+    from .celery_app import QUEUE, app
+
+    argv = [
+        "worker",
+        f"--concurrency={concurrency}",
+        f"--pool={pool}",
+        f"--loglevel={loglevel}",
+        f"--queues={QUEUE}",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    if logfile:
+        argv.append(f"--logfile={logfile}")
+    if hostname:
+        argv.append(f"--hostname={hostname}")
+    app.worker_main(argv=argv)
+
+
+def beat_command(
+    loglevel: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    logfile: Annotated[str | None, typer.Option(help="Log to this file.")] = None,
+) -> None:
+    """Start the scheduler, ladder refills and the reaper (exactly one per arena).
+
+    Celery beat sends ``cow006.schedule`` every COW006_SCHEDULER_PERIOD seconds and
+    ``cow006.reap`` every COW006_REAPER_PERIOD seconds to a queue of their own, which this
+    same process works off (a solo worker on that queue only): the ticks never wait for a
+    free match worker, so lost tasks are sent again even while every worker is busy.
+    """
+    from .celery_app import CONTROL_QUEUE, app
+
+    argv = [
+        "worker",
+        "--beat",
+        "--pool=solo",
+        "--concurrency=1",
+        f"--queues={CONTROL_QUEUE}",
+        f"--loglevel={loglevel}",
+        "--without-gossip",
+        "--without-mingle",
+        "--hostname=cow006-scheduler@%h",
+    ]
+    if logfile:
+        argv.append(f"--logfile={logfile}")
+    app.worker_main(argv=argv)
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="The address the API and pages listen on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="Their port.")] = 8000,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="Matches played at once.")
+    ] = 2,
+    loglevel: Annotated[str, typer.Option(help="The children's log level.")] = "warning",
+) -> None:
+    """Run the whole arena on this machine until Ctrl-C.
+
+    The database schema is brought up to date, the built-in bots are entered in the demo
+    ladder, then the API and pages, a worker pool and the scheduler run as child processes.
+    """
+    from . import serve
+
+    raise typer.Exit(serve.serve(host, port, workers, loglevel))
+
+
+def build_app() -> typer.Typer:
+    """The platform's command with ``serve``, ``worker`` and ``beat`` added."""
+    app = platform_cli.build_app()
+    app.command("serve")(serve_command)
+    app.command("worker")(worker_command)
+    app.command("beat")(beat_command)
+    return app
+
+
+def main() -> None:
+    """Entry point of the root project's ``cow006`` console script."""
+    build_app()(prog_name="cow006")

@@ -1,0 +1,179 @@
+"""``cow006 serve``: the whole arena on one machine, in one command.
+
+It brings the database schema up to date, makes sure the demo content exists (the built-in
+bots in the ``demo`` ladder, ``demo.ensure_demo``), then starts three child processes and
+watches them:
+
+* the API and web pages: uvicorn with ``api_app`` (``create_app`` with a ``CeleryExecutor``);
+* a worker pool: ``cow006 worker`` (Celery, sandboxed matches);
+* the scheduler: ``cow006 beat`` (the ladder refills and the reaper).
+
+With the default settings everything lives under ./var: the SQLite database, the SQLite
+broker, the uploaded bots; COW006_DATABASE_URL / COW006_BROKER_URL point it at PostgreSQL and
+Redis instead.  Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL after a grace
+period); the children also get SIGTERM if this process dies (``PR_SET_PDEATHSIG``), so none is
+ever left behind.  This process is a child subreaper: orphans of its children's processes
+are reaped here (``reaper``).  If one child dies, the others are stopped and the command fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import TextIO
+
+from fastapi import FastAPI
+
+from cow006_platform import db
+from cow006_platform.app import create_app, prepare_database
+from cow006_platform.executor import CeleryExecutor
+from cow006_platform.settings import Settings
+
+from . import reaper
+from .demo import ensure_demo
+
+STOP_GRACE = 20.0  # seconds a child gets to finish its work after SIGTERM
+
+
+def api_app() -> FastAPI:
+    """The uvicorn factory of ``serve``'s API process: the app sending work to the workers."""
+    settings = Settings()
+    return create_app(settings, executor=CeleryExecutor(settings.celery_broker_url))
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    proc: subprocess.Popen[bytes] | None = None
+
+
+def _cow006(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cow006_workers", *args]
+
+
+def children(host: str, port: int, workers: int, loglevel: str) -> list[Child]:
+    return [
+        Child(
+            "api",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "cow006_workers.serve:api_app",
+                "--factory",
+                "--host",
+                host,
+                "--port",
+                str(port),
+                "--log-level",
+                loglevel,
+                "--no-access-log",
+            ],
+        ),
+        Child("worker", _cow006("worker", "--concurrency", str(workers), "--loglevel", loglevel)),
+        Child("scheduler", _cow006("beat", "--loglevel", loglevel)),
+    ]
+
+
+def _wait_port(host: str, port: int, alive: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    target = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    while time.monotonic() < deadline and alive():
+        with contextlib.suppress(OSError), socket.create_connection((target, port), timeout=0.5):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def stop(procs: Sequence[Child], grace: float = STOP_GRACE) -> None:
+    """SIGTERM every child, wait up to ``grace`` seconds, SIGKILL what is left, reap all."""
+    running = [c.proc for c in procs if c.proc is not None and c.proc.poll() is None]
+    for proc in running:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for proc in running:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for proc in running:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            proc.wait()
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 2,
+    loglevel: str = "warning",
+    out: TextIO = sys.stdout,
+) -> int:
+    """Run the arena until Ctrl-C / SIGTERM (see the module); the exit status."""
+    settings = Settings()
+    engine = db.make_engine(settings.database_url)
+    try:
+        prepare_database(settings, engine)
+        demo = ensure_demo(db.make_sessionmaker(engine), settings)
+    finally:
+        engine.dispose()
+
+    stopping = False
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    procs = children(host, port, workers, loglevel)
+    status = 0
+    # Orphans of the children's processes come here rather than to a pid 1 that may not reap.
+    reaper.become_subreaper()
+    try:
+        for child in procs:
+            # A session of its own: the terminal's Ctrl-C reaches this process only, which
+            # then stops the children in order.
+            child.proc = subprocess.Popen(
+                child.argv, start_new_session=True, preexec_fn=reaper.die_with_parent
+            )
+        # The built-ins' validations go through the broker like any upload's.
+        executor = CeleryExecutor(settings.celery_broker_url)
+        try:
+            for version_id in demo.pending:
+                executor.submit_validation(version_id)
+        finally:
+            executor.close()
+        api = procs[0].proc
+        assert api is not None
+        if _wait_port(host, port, lambda: api.poll() is None and not stopping, 60.0):
+            print(
+                f"Корова 006 arena at http://{host}:{port}/  (API docs: /docs; demo ladder "
+                f"id {demo.ladder_id}).  Ctrl-C stops it.",
+                file=out,
+                flush=True,
+            )
+        while not stopping:
+            dead = [c for c in procs if c.proc is not None and c.proc.poll() is not None]
+            if dead:
+                for c in dead:
+                    assert c.proc is not None
+                    print(f"cow006 serve: the {c.name} exited ({c.proc.returncode})", file=out)
+                status = 1
+                break
+            reaper.reap_orphans(keep=lambda pid: any(c.proc and c.proc.pid == pid for c in procs))
+            time.sleep(0.3)
+    finally:
+        print("cow006 serve: stopping ...", file=out, flush=True)
+        stop(procs)
+        reaper.reap_orphans()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return status

@@ -1,0 +1,74 @@
+"""The Celery tasks, by the names the platform sends them with.
+
+=========================  ===============================================================
+``cow006.run_match``       play a queued match under a lease, store its result once
+``cow006.validate_version`` validate a pending version (its smoke match)
+``cow006.schedule``        the beat's tick: refill the open ladders' queues, advance leagues
+``cow006.reap``            the beat's tick: send again what a dead worker or a lost queue
+                           dropped
+=========================  ===============================================================
+
+The tasks are thin: the work is in ``jobs`` and ``scheduler`` (testable without Celery).
+Matches created by a task (a refill, a league's next round) are committed before their tasks
+are sent.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK
+
+from . import jobs, scheduler
+from .celery_app import REAP_TASK, SCHEDULE_TASK, app
+from .context import get_context
+
+logger = logging.getLogger(__name__)
+
+
+def send_matches(match_ids: list[int]) -> None:
+    """Send a ``run_match`` task per match (rows committed already)."""
+    for match_id in match_ids:
+        app.send_task(RUN_MATCH_TASK, args=[match_id], queue=QUEUE)
+
+
+def send_validations(version_ids: list[int]) -> None:
+    for version_id in version_ids:
+        app.send_task(VALIDATE_TASK, args=[version_id], queue=QUEUE)
+
+
+@app.task(name=RUN_MATCH_TASK, ignore_result=True)
+def run_match(match_id: int) -> str:
+    """Play match ``match_id`` (see ``jobs.run_match``); one word says what happened."""
+    outcome = jobs.run_match(get_context(), int(match_id), send_matches)
+    return outcome.status
+
+
+@app.task(name=VALIDATE_TASK, ignore_result=True)
+def validate_version(version_id: int) -> str:
+    return jobs.validate_version(get_context(), int(version_id))
+
+
+@app.task(name=SCHEDULE_TASK, ignore_result=True)
+def schedule() -> int:
+    """Refill every open ladder's queue and start leagues' next rounds; matches sent."""
+    ctx = get_context()
+    work = scheduler.schedule_tick(ctx.session_factory, ctx.settings)
+    send_matches(work.matches)
+    return len(work.matches)
+
+
+@app.task(name=REAP_TASK, ignore_result=True)
+def reap() -> int:
+    """Send again the matches of dead workers and lost tasks, and stale validations."""
+    ctx = get_context()
+    work = scheduler.reap(ctx.session_factory, ctx.settings)
+    send_matches(work.matches)
+    send_validations(work.validations)
+    if work.matches or work.validations:
+        logger.info(
+            "reaper: %d matches and %d validations sent again",
+            len(work.matches),
+            len(work.validations),
+        )
+    return len(work.matches) + len(work.validations)
