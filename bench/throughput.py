@@ -20,7 +20,9 @@ concurrency 1), on a fresh database:
 
 Needs PostgreSQL, Redis and a working sandbox; without one it says which and exits 2.
 The figures include the machine's whole load: API, database, broker and workers share its
-cores with the bots.
+cores with the bots, and so does anything else running (the load average is printed).  The
+CPU each match costs (the platform's processes with their bots, and PostgreSQL with Redis)
+is measured too, which gives what an otherwise idle machine would sustain.
 """
 
 from __future__ import annotations
@@ -97,6 +99,27 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(match: Any) -> float:
+    """CPU seconds (user + system, with reaped children) of the live processes for which
+    ``match(fields)`` is true (``fields``: /proc/PID/stat after the command name)."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        if match(comm, fields):
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / TICK
+
+
 class Platform:
     """The processes of one run: API, workers, scheduler (stopped by ``close``)."""
 
@@ -118,6 +141,11 @@ class Platform:
         log.close()
         self.procs.append(proc)
         return proc
+
+    def cpu(self) -> float:
+        """CPU seconds used so far by the platform's processes and the bots they reaped."""
+        sids = {str(p.pid) for p in self.procs}
+        return _cpu_seconds(lambda _comm, f: f[3] in sids)
 
     def close(self) -> None:
         for proc in self.procs:
@@ -234,10 +262,15 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
         setup_s = time.monotonic() - t_setup
 
         time.sleep(args.warmup)
+        services = lambda comm, _f: comm.startswith(("postgres", "redis-server"))  # noqa: E731
         with psycopg.connect(_psycopg_url(db_url)) as conn:
+            cpu0, svc0 = platform.cpu(), _cpu_seconds(services)
+            load0 = os.getloadavg()[0]
             t0 = conn.execute("select clock_timestamp()").fetchone()[0]  # type: ignore[index]
             time.sleep(args.measure)
             t1 = conn.execute("select clock_timestamp()").fetchone()[0]  # type: ignore[index]
+            cpu1, svc1 = platform.cpu(), _cpu_seconds(services)
+            load1 = os.getloadavg()[0]
             rows = conn.execute(
                 "select created_at, started_at, finished_at from matches "
                 "where kind = 'ladder' and status = 'finished' "
@@ -265,6 +298,8 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
                 rated = int(row[0]) if row else 0
                 time.sleep(0.1)
         t_done = time.monotonic()
+        per_match = (cpu1 - cpu0) / finished if finished else float("nan")
+        svc_per_match = (svc1 - svc0) / finished if finished else float("nan")
         return {
             "workers": workers,
             "concurrency": args.concurrency,
@@ -277,6 +312,17 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
             "queue_latency_p95_s": round(_pct(queue, 0.95), 3),
             "match_time_p50_s": round(_pct(play, 0.5), 3),
             "match_time_mean_s": round(statistics.fmean(play), 3) if play else None,
+            # CPU per match of the platform's processes with their bots, and of PostgreSQL
+            # and Redis (all of their processes: other users of the servers count too).
+            "cpu_per_match_s": round(per_match, 4),
+            "services_cpu_per_match_s": round(svc_per_match, 4),
+            # What the machine's cores would play if this run had them all to itself.
+            "idle_machine_estimate_per_hour": round(
+                (os.cpu_count() or 1) * 3600 / (per_match + svc_per_match)
+            )
+            if finished
+            else None,
+            "load_average": round((load0 + load1) / 2, 2),
             "newcomer_rated": rated,
             "newcomer_upload_to_20_rated_s": round(t_done - t_up, 1)
             if rated >= TARGET_RATED
@@ -337,6 +383,9 @@ def main() -> None:
                 f"({r['finished']} in {r['window_s']} s; target >= 20,000 with 2); "
                 f"queue latency p50 {r['queue_latency_p50_s']} s, p95 "
                 f"{r['queue_latency_p95_s']} s; match {r['match_time_p50_s']} s (p50); "
+                f"CPU per match {r['cpu_per_match_s']} s + {r['services_cpu_per_match_s']} s "
+                f"(database, broker), so about {r['idle_machine_estimate_per_hour']:,}/hour "
+                f"on an idle machine (load average here {r['load_average']}); "
                 f"newcomer: 20 rated matches {r['newcomer_upload_to_20_rated_s']} s after "
                 f"upload ({r['newcomer_entry_to_20_rated_s']} s after entry; target <= 120)",
                 flush=True,

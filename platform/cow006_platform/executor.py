@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -140,6 +141,14 @@ VALIDATE_TASK = "cow006.validate_version"
 QUEUE = "cow006"  # the queue the workers take matches and validations from
 
 
+def prepare_broker(url: str) -> None:
+    """The embedded SQLite broker needs its folder (kombu creates the file, not the folder)."""
+    if url.startswith("sqla+sqlite:///"):
+        path = url.removeprefix("sqla+sqlite:///")
+        if path and path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
 class CeleryExecutor:
     """Sends the work to the Celery workers through ``broker_url``, by task name.
 
@@ -154,6 +163,7 @@ class CeleryExecutor:
         from celery import Celery
 
         self.broker_url = broker_url
+        prepare_broker(broker_url)
         self._app: Any = Celery("cow006-platform", broker=broker_url, set_as_current=False)
         self._app.conf.update(
             task_serializer="json",

@@ -263,7 +263,9 @@ class Match(Base):
     ranks: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     faults: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     error: Mapped[str | None] = mapped_column(Text, default=None)
-    # Execution bookkeeping (the workers' lease; attempts counts runs started).
+    # Execution bookkeeping (the workers' lease; attempts counts runs started and is the
+    # fencing token of a run).  lease_expires_at: for a running match, when its worker's lease
+    # runs out; for a queued one, when the reaper sends its task again (cow006_workers).
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     worker: Mapped[str | None] = mapped_column(String(120), default=None)
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)

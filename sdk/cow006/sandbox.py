@@ -1197,15 +1197,17 @@ def _purge_uid(uid: int, timeout: float = 5.0) -> tuple[int, bool]:
             time.sleep(0.001)
 
 
-_subreaper_set: list[bool] = []
+# The pid that made itself a subreaper: the setting is per process and not inherited by a
+# fork, so a forked child (a worker pool process) must set it again for itself.
+_subreaper_pid: list[int] = []
 
 
 def _become_subreaper() -> None:
     """Make this process a child subreaper: orphans of bot processes (bwrap's pid 1, once
     bwrap is killed) are reparented here and reaped by ``_purge_uid``."""
-    if _subreaper_set or not _root():
+    if (_subreaper_pid and _subreaper_pid[0] == os.getpid()) or not _root():
         return
-    _subreaper_set.append(True)
+    _subreaper_pid[:] = [os.getpid()]
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER

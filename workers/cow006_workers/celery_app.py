@@ -16,12 +16,9 @@ not in a busy worker's buffer).
 
 from __future__ import annotations
 
-from pathlib import Path
+from celery import Celery
 
-from celery import Celery, signals
-
-from cow006 import sandbox
-from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK
+from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK, prepare_broker
 from cow006_platform.settings import Settings
 
 # The beat's ticks go through a queue of their own, worked off by the scheduler process itself
@@ -32,19 +29,11 @@ REAP_TASK = "cow006.reap"
 EMBEDDED_POLLING = 0.2  # seconds between two polls of the embedded SQLite broker
 
 
-def _prepare_broker(url: str) -> None:
-    """The embedded SQLite broker needs its folder (kombu creates the file, not the folder)."""
-    if url.startswith("sqla+sqlite:///"):
-        path = url.removeprefix("sqla+sqlite:///")
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-
-
 def make_app(settings: Settings | None = None) -> Celery:
     """The workers' Celery app, configured from ``settings`` (the environment by default)."""
     settings = settings or Settings()
     broker = settings.celery_broker_url
-    _prepare_broker(broker)
+    prepare_broker(broker)
     app = Celery("cow006", broker=broker, include=["cow006_workers.tasks"])
     transport_options: dict[str, object] = {}
     if broker.startswith("sqla+"):
@@ -100,15 +89,6 @@ def make_app(settings: Settings | None = None) -> Celery:
         timezone="UTC",
     )
     return app
-
-
-@signals.worker_process_init.connect
-def _forget_subreaper(**_kwargs: object) -> None:
-    """A prefork pool process must be the subreaper of its own bots' orphans (the sandbox
-    reaps them there when a slot is released).  PR_SET_CHILD_SUBREAPER is not inherited
-    across fork, but ``cow006.sandbox`` remembers having set it: if the parent ever set it,
-    forget, so that the pool process sets it for itself."""
-    sandbox._subreaper_set.clear()
 
 
 app = make_app()

@@ -26,6 +26,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
@@ -109,7 +110,7 @@ def run_match(
     heartbeat = Heartbeat(factory, claim, settings.lease_seconds, settings.heartbeat_seconds)
     plan = claim.plan
     error: Exception | None = None
-    log: dict[str, object] = {}
+    log: dict[str, Any] = {}
     stderr: list[str | None] = []
     try:
         with heartbeat:

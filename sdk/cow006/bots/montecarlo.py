@@ -16,10 +16,11 @@ its seed.  ``view.time_left`` only cuts sampling short as a safety cap.
 
 from __future__ import annotations
 
+import math
 import time
 from bisect import bisect_left
 
-from ..cards import HEADS, ROW_LIMIT
+from ..cards import DECK_SIZE, END_SCORE, HEADS, ROW_LIMIT
 from ..view import View
 from .simple import SeededAgent
 
@@ -52,18 +53,32 @@ def _cheapest(hs: list[int], lens: list[int]) -> int:
     return best
 
 
-def _place_all(ends: list[int], lens: list[int], hs: list[int], cards: list[int]) -> None:
-    """Place ``cards`` (ascending) by the rules, every seat taking the cheapest row if it must."""
+def _place_all(
+    ends: list[int],
+    lens: list[int],
+    hs: list[int],
+    cards: list[int],
+    owner: list[int] | None = None,
+    pens: list[int] | None = None,
+) -> None:
+    """Place ``cards`` (ascending) by the rules, every seat taking the cheapest row if it must.
+
+    With ``owner`` (card -> seat slot) and ``pens``, the heads taken are added to ``pens``.
+    """
     H = _H
     for c in cards:
         i = bisect_left(ends, c) - 1
         if i < 0:
             i = _cheapest(hs, lens)
+            if pens is not None and owner is not None:
+                pens[owner[c]] += hs[i]
             del ends[i], lens[i], hs[i]
             ends.insert(0, c)
             lens.insert(0, 1)
             hs.insert(0, H[c])
         elif lens[i] == _FULL:
+            if pens is not None and owner is not None:
+                pens[owner[c]] += hs[i]
             ends[i] = c
             lens[i] = 1
             hs[i] = H[c]
@@ -147,32 +162,128 @@ def _rollout(
         mine = 0
 
 
+def _rollout_pens(
+    ends: list[int],
+    lens: list[int],
+    hs: list[int],
+    mine: int,
+    rest: list[int],
+    opp: list[int],
+    nopp: int,
+    owner: list[int],
+    pens: list[int],
+) -> None:
+    """``_rollout`` that adds every seat's heads to ``pens`` (slot ``owner[card]``).
+
+    Slots ``0..nopp-1`` are the other seats, slot ``nopp`` this seat.  Slower than
+    ``_rollout``, so it is only used when the match may end this round.
+    """
+    H = _H
+    full = _FULL
+    bl = bisect_left
+    k = 0
+    while True:
+        if not mine:
+            bk = 1 << 30
+            for c in rest:
+                i = bl(ends, c) - 1
+                if i < 0:
+                    v = min(hs) * 128 + 64
+                elif lens[i] == full:
+                    v = hs[i] * 128 + c - ends[i]
+                else:
+                    v = c - ends[i]
+                if v < bk:
+                    bk = v
+                    mine = c
+            rest.remove(mine)
+        cards = opp[k : k + nopp]
+        cards.append(mine)
+        cards.sort()
+        for c in cards:
+            i = bl(ends, c) - 1
+            if i < 0:
+                i = 0
+                bk = hs[0] * 8 + lens[0]
+                for j in (1, 2, 3):
+                    v = hs[j] * 8 + lens[j]
+                    if v < bk:
+                        i = j
+                        bk = v
+                pens[owner[c]] += hs[i]
+                del ends[i], lens[i], hs[i]
+                ends.insert(0, c)
+                lens.insert(0, 1)
+                hs.insert(0, H[c])
+            elif lens[i] == full:
+                pens[owner[c]] += hs[i]
+                ends[i] = c
+                lens[i] = 1
+                hs[i] = H[c]
+            else:
+                ends[i] = c
+                lens[i] += 1
+                hs[i] += H[c]
+        if not rest:
+            return
+        k += nopp
+        mine = 0
+
+
+def _p_win_later(lead: float, top: float) -> float:
+    """Chance to win a match that goes on, from the totals after this round.
+
+    ``lead``: the lowest other total minus this seat's; ``top``: the highest total.  A logistic
+    fit of ``montecarlo`` against three ``random`` (2,451 round starts of 600 matches).
+    """
+    x = lead / 10
+    m = top / END_SCORE
+    z = 2.767 + 0.943 * x - 1.018 * m + 1.195 * x * m
+    if z < -30:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-z))
+
+
 # A candidate decision: the sorted rows it starts from, this seat's card now (0: the policy
-# chooses), the cards it keeps, and heads already taken by the decision itself.
-Candidate = tuple[Rows, int, list[int], int]
+# chooses), the cards it keeps, and the heads every seat slot has taken by the decision itself
+# (slots as in ``_rollout_pens``: the other seats, then this seat last).
+Candidate = tuple[Rows, int, list[int], list[int]]
 
 
 class MonteCarloBot(SeededAgent):
     """Sampling bot: least expected penalty over determinized rollouts, with early pruning.
 
     ``samples`` fixes the budget: ``samples`` rollouts per candidate.  Every ``batch``
-    samples, a candidate whose mean penalty is worse than the leader's by more than ``z``
-    standard errors of the paired difference is dropped; its share of the budget goes to the
-    candidates still in the race (up to ``max_factor * samples`` samples).  With one
-    candidate left, the decision is made.
+    samples, a candidate whose mean is worse than the leader's by more than ``z`` standard
+    errors of the paired difference is dropped; its share of the budget goes to the candidates
+    still in the race (up to ``max_factor * samples`` samples).  With one candidate left, the
+    decision is made.
+
+    What is minimized is this seat's penalty for the rest of the round, except once some total
+    (with this round's heads so far) reaches ``endgame``: then the match may end with this
+    round, and each sample is also scored by whether this seat wins (``win_weight`` heads for
+    a whole win): a win if the match ends and no other total is lower, else ``_p_win_later``.
     """
 
     name = "builtin:montecarlo"
     rollout = staticmethod(_rollout)
 
     def __init__(
-        self, samples: int = 200, batch: int = 16, z: float = 2.5, max_factor: float = 3.0
+        self,
+        samples: int = 200,
+        batch: int = 16,
+        z: float = 2.5,
+        max_factor: float = 3.0,
+        endgame: int | None = 36,
+        win_weight: float = 40.0,
     ) -> None:
         super().__init__()
         self.samples = samples
         self.batch = batch
         self.z = z
         self.max_factor = max_factor
+        self.endgame = endgame
+        self.win_weight = win_weight
 
     def play(self, view: View) -> int:
         hand = view.hand
@@ -180,7 +291,8 @@ class MonteCarloBot(SeededAgent):
         if h == 1:
             return hand[0]
         rows = _sorted_rows([(r[-1], len(r), sum(_H[c] for c in r)) for r in view.rows])
-        cands: list[Candidate] = [(rows, c, [x for x in hand if x != c], 0) for c in hand]
+        zero = [0] * view.n_players
+        cands: list[Candidate] = [(rows, c, [x for x in hand if x != c], zero) for c in hand]
         return hand[self._choose(view, cands, h)]
 
     def take_row(self, view: View) -> int:
@@ -192,41 +304,84 @@ class MonteCarloBot(SeededAgent):
         card = view.card if view.card is not None else 0
         rows = view.rows
         hand = list(view.hand)
-        later = sorted(c for c in view.current or () if c > card)
+        if not hand:
+            # The last turn: nothing follows, so only the heads taken count.
+            return view.cheapest_row()
+        me = view.seat
+        nopp = view.n_players - 1
+        current = view.current or ()
+        owner = [nopp] * (DECK_SIZE + 1)
+        for seat, c in enumerate(current):
+            if seat != me:
+                owner[c] = seat if seat < me else seat - 1
+        later = sorted(c for c in current if c > card)
         taken = [sum(_H[c] for c in r) for r in rows]
         cands: list[Candidate] = []
         for r in range(len(rows)):
             triples = [(x[-1], len(x), taken[i]) for i, x in enumerate(rows)]
             triples[r] = (card, 1, _H[card])
             start = _sorted_rows(triples)
-            _place_all(*start, later)
-            cands.append((start, 0, hand, taken[r]))
-        if hand:
-            return self._choose(view, cands, len(hand))
-        # The last turn: nothing follows, so only the heads taken count.
-        return view.cheapest_row()
+            pens = [0] * (nopp + 1)
+            pens[nopp] = taken[r]
+            _place_all(*start, later, owner, pens)
+            cands.append((start, 0, hand, pens))
+        return self._choose(view, cands, len(hand))
 
     def _choose(self, view: View, cands: list[Candidate], h: int) -> int:
-        """Index of the candidate with the least mean penalty over the sampled rollouts."""
+        """Index of the candidate with the least mean value over the sampled rollouts."""
+        me = view.seat
+        totals = [s + p for s, p in zip(view.scores, view.penalties, strict=True)]
+        if self.endgame is not None and max(totals) >= self.endgame:
+            # Slots: the other seats in seat order, then this seat.
+            base = totals[:me] + totals[me + 1 :] + [totals[me]]
+            return self._search(view, cands, h, base)
+        return self._search(view, cands, h, None)
+
+    def _search(self, view: View, cands: list[Candidate], h: int, base: list[int] | None) -> int:
+        """The sampling loop.  ``base``: totals by slot, for the end-of-match scoring (or None)."""
         n = len(cands)
+        hand = view.hand
         unseen = view.unseen()
         nopp = view.n_players - 1
         need = nopp * h
         sample = self.rng.sample
         rollout = self.rollout
         deadline = self._deadline(view)
-        vals: list[list[int]] = [[] for _ in range(n)]
+        vals: list[list[float]] = [[] for _ in range(n)]
         alive = list(range(n))
         budget = self.samples * n
         cap = int(self.samples * self.max_factor)
         batch = self.batch
         used = 0
         s = 0
+        if base is not None:
+            owner = [nopp] * (DECK_SIZE + 1)
+            slots = range(nopp)
+            weight = self.win_weight
         while used < budget and s < cap:
             opp = sample(unseen, need)
-            for j in alive:
-                (ends, lens, hs), first, rest, offset = cands[j]
-                vals[j].append(offset + rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp))
+            if base is None:
+                for j in alive:
+                    (ends, lens, hs), first, rest, pre = cands[j]
+                    pen = rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp)
+                    vals[j].append(pen + pre[-1])
+            else:
+                for k, c in enumerate(opp):
+                    owner[c] = k % nopp
+                for c in hand:
+                    owner[c] = nopp
+                for j in alive:
+                    (ends, lens, hs), first, rest, pre = cands[j]
+                    pens = pre[:]
+                    _rollout_pens(ends[:], lens[:], hs[:], first, rest[:], opp, nopp, owner, pens)
+                    mine = base[nopp] + pens[nopp]
+                    low = min([base[i] + pens[i] for i in slots])
+                    top = max(max(base[i] + pens[i] for i in slots), mine)
+                    if top >= END_SCORE:
+                        won = 1.0 if mine <= low else 0.0
+                    else:
+                        won = _p_win_later(low - mine, top)
+                    vals[j].append(pens[nopp] - weight * won)
             used += len(alive)
             s += 1
             if s % batch == 0:
@@ -237,7 +392,7 @@ class MonteCarloBot(SeededAgent):
                     break
         return min(alive, key=lambda j: (sum(vals[j]), j))
 
-    def _prune(self, alive: list[int], vals: list[list[int]], s: int) -> list[int]:
+    def _prune(self, alive: list[int], vals: list[list[float]], s: int) -> list[int]:
         """Drop the candidates clearly worse than the leader (paired z-test on the samples)."""
         leader = min(alive, key=lambda j: sum(vals[j]))
         lv = vals[leader]
