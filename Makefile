@@ -19,6 +19,7 @@ venv: $(STAMP)
 # and an SQLite broker under ./var), with the built-in bots playing a demo ladder.  Ctrl-C
 # stops it.  HOST, PORT and WORKERS (matches played at once) may be set.
 run: $(STAMP)
+	bash .ci/run-deps.sh
 	$(VENV)/bin/cow006 serve --host $${HOST:-127.0.0.1} --port $${PORT:-8000} \
 		--workers $${WORKERS:-2}
 
