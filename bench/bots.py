@@ -75,6 +75,16 @@ class Timed(Agent):
         return row
 
 
+def distinct() -> list[str]:
+    """The built-ins that are not aliases of another one."""
+    return [n for n in BUILTINS if n not in ALIASES]
+
+
+def _label(name: str) -> str:
+    aliases = [a for a, target in ALIASES.items() if target == name]
+    return f"builtin:{name}" + "".join(f" (= builtin:{a})" for a in aliases)
+
+
 def _one_vs_random(task: tuple[str, int, int]) -> dict[str, Any]:
     """One match: builtin ``name`` at seat ``i % 4`` against three random; its result."""
     name, i, seed = task
@@ -113,7 +123,7 @@ def _ms(xs: Sequence[float], q: float) -> float:
     if not xs:
         return 0.0
     s = sorted(xs)
-    return round(1000 * s[min(len(s) - 1, int(q * len(s)))], 2)
+    return round(1000 * s[min(len(s) - 1, int(q * len(s)))], 3)
 
 
 def vs_random(name: str, matches: int, seed: int, jobs: int) -> dict[str, Any]:
@@ -125,7 +135,7 @@ def vs_random(name: str, matches: int, seed: int, jobs: int) -> dict[str, Any]:
     wins = sum(r["rank"] == 1 for r in res)
     strict = sum(r["rank"] == 1 and not r["tied"] for r in res)
     return {
-        "bot": f"builtin:{name}",
+        "bot": _label(name),
         "matches": matches,
         "win_rate": round(wins / matches, 4),
         "strict_win_rate": round(strict / matches, 4),
@@ -142,7 +152,7 @@ def vs_random(name: str, matches: int, seed: int, jobs: int) -> dict[str, Any]:
 
 def round_robin(matches_per_lineup: int, seed: int, jobs: int) -> dict[str, Any]:
     """Every 4-combination of the distinct built-ins, every seat rotation, M matches each."""
-    bots = [n for n in BUILTINS if n not in ALIASES]
+    bots = distinct()
     tasks = []
     k = 0
     for combo in itertools.combinations(bots, 4):
@@ -162,7 +172,7 @@ def round_robin(matches_per_lineup: int, seed: int, jobs: int) -> dict[str, Any]
             st["score"] += r["scores"][seat]
     table = [
         {
-            "bot": f"builtin:{b}",
+            "bot": _label(b),
             "matches": int(st["matches"]),
             "win_rate": round(st["wins"] / st["matches"], 4),
             "mean_score": round(st["score"] / st["matches"], 2),
@@ -208,7 +218,8 @@ def main() -> int:
         "command": "python " + " ".join(sys.argv),
     }
     if args.table:
-        rows = [vs_random(n, args.matches, args.seed, args.jobs) for n in BUILTINS]
+        # An alias plays exactly like its target (same code, same seeds): measured once.
+        rows = [vs_random(n, args.matches, args.seed, args.jobs) for n in distinct()]
         rr = round_robin(args.rr_matches, args.seed, args.jobs)
         out: dict[str, Any] = {**header, "vs_random": rows, "round_robin": rr}
         if args.json:
@@ -250,7 +261,10 @@ def _print_table(out: dict[str, Any]) -> None:
             f"| {r['mean_score']} | {r['random_mean_score']} | {r['median_ms']} | {r['p90_ms']} |"
         )
     rr = out["round_robin"]
-    print(f"\nRound-robin: {rr['lineups']} lineups x rotations, {rr['matches']} matches")
+    print(
+        f"\nRound-robin: {rr['lineups']} seatings (every 4 of the distinct built-ins, each in"
+        f" 4 seat rotations), {rr['matches']} matches"
+    )
     print("| bot | seats played | win rate | mean score |")
     print("|---|---:|---:|---:|")
     for r in rr["table"]:

@@ -18,9 +18,10 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 
 from . import db, models
+from .cache import PageCache, PublicCacheMiddleware
 from .deps import optional_user
 from .executor import Executor, InProcessExecutor
-from .routers import agents, challenges, ladders, leagues, matches, users
+from .routers import agents, challenges, ladders, leagues, matches, ops, users
 from .routers.common import ERR_400, ERR_401
 from .settings import Settings, get_settings
 from .web import router as web_router
@@ -69,6 +70,9 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
         # field, when there is one, overrides the default.)
         threads = int(getattr(settings, "api_threads", API_THREADS))
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        page_cache = app.state.page_cache
+        if page_cache is not None:
+            await page_cache.start()
         own_executor = executor is None  # one made here is closed here (per startup)
         if own_executor:
             app.state.executor = InProcessExecutor(session_factory, settings)
@@ -77,6 +81,8 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
         finally:
             if own_executor:
                 app.state.executor.close()
+            if page_cache is not None:
+                await page_cache.stop()
             engine.dispose()
             read_engine.dispose()
 
@@ -91,8 +97,20 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
     app.state.session_factory = session_factory
     app.state.read_session_factory = db.make_sessionmaker(read_engine)
     app.state.executor = executor
+    app.state.page_cache = (
+        PageCache(
+            app.state.read_session_factory,
+            max_bytes=settings.cache_bytes,
+            poll_seconds=settings.cache_poll_seconds,
+            max_age=settings.cache_max_age,
+        )
+        if settings.public_cache
+        else None
+    )
+    app.add_middleware(PublicCacheMiddleware)
     app.include_router(api_router())
     app.include_router(web_router)
+    ops.install(app)  # /healthz, /readyz, /metrics (outside /api and the schema)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -4,6 +4,10 @@
 
     cow006 admin create-user alice --admin    # prints alice's API token, this once
     cow006 admin rerate main                  # recompute a ladder's ratings (name or id)
+    cow006 admin pause main                   # stop scheduling a ladder's matches; resume
+    cow006 admin disable-agent cheater        # out of every ladder's matchmaking; enable-agent
+    cow006 admin requeue-failed --ladder main # failed matches played again (rated once)
+    cow006 admin export main main.tar.gz      # every finished match log + index.jsonl
     cow006 db upgrade                         # create or migrate the database schema
 
 The database is the one in COW006_DATABASE_URL (see ``cow006_platform.settings``).  The SDK's
@@ -13,7 +17,8 @@ own ``cow006`` (sdk/pyproject.toml) has only the player commands: ``match``, ``t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -22,6 +27,7 @@ from cow006 import cli as sdk_cli
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
+    from .models import Agent, Ladder
     from .settings import Settings
 
 # The platform (SQLAlchemy, FastAPI, trueskill) is imported inside the commands that need it:
@@ -29,7 +35,7 @@ if TYPE_CHECKING:
 
 admin = typer.Typer(
     name="admin",
-    help="Administer the arena: users, ratings.",
+    help="Administer the arena: users, ladders, agents, failed matches, ratings, exports.",
     no_args_is_help=True,
     add_completion=False,
 )
@@ -38,7 +44,7 @@ db_app = typer.Typer(
 )
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(1)
 
@@ -98,6 +104,312 @@ def rerate_command(
         n = ratings.rerate(session, found.id)
         name = found.name
     typer.echo(f"rerated ladder {name}: {n} matches")
+
+
+def _ladder(session: Session, ref: str) -> Ladder:
+    """The ladder named ``ref`` (or with id ``ref``); a one-line error if there is none."""
+    from sqlalchemy import select
+
+    from .models import Ladder
+
+    found = session.scalar(select(Ladder).where(Ladder.name == ref))
+    if found is None and ref.isdigit():
+        found = session.get(Ladder, int(ref))
+    if found is None:
+        _fail(f"no ladder named {ref!r}")
+    return found
+
+
+def _agent(session: Session, ref: str) -> Agent:
+    """The agent named ``ref`` (or with id ``ref``); a one-line error if there is none."""
+    from sqlalchemy import select
+
+    from .models import Agent
+
+    found = session.scalar(select(Agent).where(Agent.name == ref))
+    if found is None and ref.isdigit():
+        found = session.get(Agent, int(ref))
+    if found is None:
+        _fail(f"no agent named {ref!r}")
+    return found
+
+
+def _set_ladder_state(ref: str, pausing: bool) -> None:
+    from . import db, locks
+    from .models import Ladder, LadderState
+    from .settings import Settings
+
+    factory = _open(Settings())
+    want = LadderState.paused if pausing else LadderState.open
+    with db.session_scope(factory) as session:
+        ladder = locks.lock(session, Ladder, _ladder(session, ref).id)
+        assert ladder is not None  # just found, and ladders are never deleted here
+        name = ladder.name
+        if ladder.state is LadderState.closed:
+            # Reopening a closed ladder is a decision of its own (PATCH /api/ladders/ID).
+            _fail(f"ladder {name} is closed; only open and paused ladders are paused or resumed")
+        if ladder.state is want:
+            typer.echo(f"ladder {name} is already {want.value}")
+            return
+        ladder.state = want
+    if pausing:
+        # The scheduler refills open ladders only; what is queued or running still plays.
+        typer.echo(f"paused ladder {name}: no new matches are scheduled")
+    else:
+        typer.echo(f"resumed ladder {name}: its matches are scheduled again")
+
+
+@admin.command("pause")
+def pause_command(
+    ladder: Annotated[str, typer.Argument(help="The ladder's name or id.")],
+) -> None:
+    """Pause a ladder: the scheduler queues no more of its matches (those queued still play)."""
+    _set_ladder_state(ladder, pausing=True)
+
+
+@admin.command("resume")
+def resume_command(
+    ladder: Annotated[str, typer.Argument(help="The ladder's name or id.")],
+) -> None:
+    """Resume a paused ladder: the scheduler fills its queue again."""
+    _set_ladder_state(ladder, pausing=False)
+
+
+def _set_agent_disabled(ref: str, disabled: bool) -> None:
+    from . import db
+    from .settings import Settings
+
+    factory = _open(Settings())
+    word = "disabled" if disabled else "enabled"
+    with db.session_scope(factory) as session:
+        agent = _agent(session, ref)
+        name = agent.name
+        changed = agent.disabled != disabled
+        agent.disabled = disabled
+    if not changed:
+        typer.echo(f"agent {name} is already {word}")
+    elif disabled:
+        typer.echo(
+            f"disabled agent {name}: no new matches, uploads, entries or challenges "
+            "(matches already queued still play)"
+        )
+    else:
+        typer.echo(f"enabled agent {name}")
+
+
+@admin.command("disable-agent")
+def disable_agent_command(
+    agent: Annotated[str, typer.Argument(help="The agent's name or id.")],
+) -> None:
+    """Disable an agent: out of matchmaking and leaderboards; it cannot upload, enter or be
+    challenged."""
+    _set_agent_disabled(agent, True)
+
+
+@admin.command("enable-agent")
+def enable_agent_command(
+    agent: Annotated[str, typer.Argument(help="The agent's name or id.")],
+) -> None:
+    """Enable a disabled agent again."""
+    _set_agent_disabled(agent, False)
+
+
+@admin.command("requeue-failed")
+def requeue_failed_command(
+    ladder: Annotated[
+        str | None, typer.Option("--ladder", help="Only this ladder's matches (name or id).")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="At most this many matches, oldest first.")
+    ] = 1000,
+) -> None:
+    """Queue failed matches again (attempts reset) and send them to the workers.
+
+    Each match is flipped under its row lock, and only if it is still failed: a failed match
+    was never finished, so it has never been rated, and the worker that plays it now rates
+    it once (``results.finish_match``).  The tasks are sent through COW006_BROKER_URL; one
+    that cannot be sent is sent by the reaper later (the database is the source of truth).
+    """
+    from datetime import timedelta
+
+    from sqlalchemy import select
+
+    from . import db, locks
+    from .executor import CeleryExecutor
+    from .models import Match, MatchStatus, utcnow
+    from .settings import Settings
+
+    settings = Settings()
+    factory = _open(settings)
+    query = select(Match.id).where(Match.status == MatchStatus.failed)
+    with db.session_scope(factory) as session:
+        if ladder is not None:
+            query = query.where(Match.ladder_id == _ladder(session, ladder).id)
+        ids = list(session.scalars(query.order_by(Match.id).limit(limit)))
+    requeued: list[int] = []
+    for match_id in ids:
+        with db.session_scope(factory) as session:  # one short transaction per match
+            match = locks.lock(session, Match, match_id)
+            if match is None or match.status is not MatchStatus.failed or match.rating_applied:
+                continue  # requeued or deleted since the list was read
+            match.status = MatchStatus.queued
+            match.attempts = 0
+            match.error = None
+            match.worker = None
+            match.started_at = None
+            match.finished_at = None
+            # For a queued match: when the reaper sends its task again (if ours is lost).
+            match.lease_expires_at = utcnow() + timedelta(seconds=settings.requeue_seconds)
+            requeued.append(match_id)
+    if requeued:
+        # Committed first, sent after: a task always finds its row queued.
+        executor = CeleryExecutor(settings.celery_broker_url)
+        try:
+            for match_id in requeued:
+                executor.submit_match(match_id)
+        finally:
+            executor.close()
+    where = f" of ladder {ladder}" if ladder is not None else ""
+    typer.echo(f"requeued {len(requeued)} failed matches{where}")
+
+
+EXPORT_BATCH = 200  # matches read per query: an export of any size runs in bounded memory
+
+
+@admin.command("export")
+def export_command(
+    ladder: Annotated[str, typer.Argument(help="The ladder's name or id.")],
+    out: Annotated[
+        Path,
+        typer.Argument(help="A .tar.gz file, or a directory (new or empty).", show_default=False),
+    ],
+) -> None:
+    """Export every finished match of a ladder: its cow006-match-1 log (matches/ID.json) and
+    one line of index.jsonl (id, seed, participants, scores, ranks) per match.
+
+    Every log is replayed (``cow006.log.verify``) before it is written; nothing is left at
+    OUT unless the whole export succeeded.
+    """
+    import json
+    import os
+    import shutil
+    import tarfile
+    import tempfile
+    from io import BytesIO
+
+    from sqlalchemy import select
+
+    from cow006 import log as cow_log
+
+    from . import results
+    from .execution import aware
+    from .models import Agent, AgentVersion, Match, MatchSeat, MatchStatus
+    from .settings import Settings
+
+    as_tar = out.name.endswith((".tar.gz", ".tgz"))
+    if not as_tar and out.exists() and (not out.is_dir() or any(out.iterdir())):
+        _fail(f"{out} exists and is not an empty directory")
+    if not out.parent.is_dir():
+        _fail(f"the folder {out.parent} does not exist")
+    factory = _open(Settings())
+    with factory() as session:
+        found = _ladder(session, ladder)
+        ladder_id, name = found.id, found.name
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tar: tarfile.TarFile | None = None
+    count = 0
+    try:
+        tmp_tar = work / "export.tar.gz"
+        if as_tar:
+            tar = tarfile.open(tmp_tar, "w:gz")  # noqa: SIM115 (closed below)
+        else:
+            (work / "matches").mkdir()
+        index = BytesIO()
+
+        def put(path: str, data: bytes, mtime: float) -> None:
+            if tar is not None:
+                info = tarfile.TarInfo(path)
+                info.size, info.mtime, info.mode = len(data), int(mtime), 0o644
+                tar.addfile(info, BytesIO(data))
+            else:
+                (work / path).write_bytes(data)
+
+        last = 0
+        while True:
+            with factory() as session:
+                matches = session.scalars(
+                    select(Match)
+                    .where(
+                        Match.ladder_id == ladder_id,
+                        Match.status == MatchStatus.finished,
+                        Match.id > last,
+                    )
+                    .order_by(Match.id)
+                    .limit(EXPORT_BATCH)
+                ).all()
+                if not matches:
+                    break
+                seats: dict[int, list[dict[str, object]]] = {}
+                rows = session.execute(
+                    select(MatchSeat, AgentVersion.number, Agent.name)
+                    .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
+                    .join(Agent, Agent.id == MatchSeat.agent_id)
+                    .where(MatchSeat.match_id.in_([m.id for m in matches]))
+                    .order_by(MatchSeat.match_id, MatchSeat.seat)
+                )
+                for seat, number, agent_name in rows:
+                    seats.setdefault(seat.match_id, []).append(
+                        {
+                            "seat": seat.seat,
+                            "agent": agent_name,
+                            "agent_id": seat.agent_id,
+                            "version": number,
+                            "version_id": seat.version_id,
+                            "score": seat.score,
+                            "rank": seat.rank,
+                            "faults": seat.faults,
+                        }
+                    )
+                for match in matches:
+                    last = match.id
+                    log = results.read_log(session, match.id)
+                    if log is None:
+                        _fail(f"match {match.id} is finished but has no stored log")
+                    try:
+                        cow_log.verify(log)
+                    except Exception as exc:
+                        _fail(f"the log of match {match.id} does not replay ({exc})")
+                    finished = aware(match.finished_at)
+                    mtime = finished.timestamp() if finished is not None else 0.0
+                    path = f"matches/{match.id}.json"
+                    put(path, json.dumps(log, separators=(",", ":")).encode(), mtime)
+                    entry = {
+                        "match_id": match.id,
+                        "file": path,
+                        "seed": match.seed,
+                        "rated": match.rated,
+                        "finished_at": finished.isoformat() if finished is not None else None,
+                        "participants": seats.get(match.id, []),
+                        "scores": match.scores,
+                        "ranks": match.ranks,
+                    }
+                    index.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
+                    count += 1
+        put("index.jsonl", index.getvalue(), 0.0)
+        if tar is not None:
+            tar.close()
+            tar = None
+            os.replace(tmp_tar, out)
+        else:
+            if out.exists():
+                out.rmdir()  # empty (checked above)
+            work.rename(out)
+    finally:
+        if tar is not None:
+            tar.close()
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    typer.echo(f"exported {count} matches of ladder {name} to {out}")
 
 
 @db_app.command("upgrade")

@@ -45,7 +45,12 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(engine, expire_on_commit=False)
+    """Sessions on ``engine`` whose commits write the change feed (``changes``)."""
+    from .changes import track_changes
+
+    factory = sessionmaker(engine, expire_on_commit=False)
+    track_changes(factory)
+    return factory
 
 
 @contextmanager

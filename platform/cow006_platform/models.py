@@ -309,3 +309,20 @@ class MatchLog(Base):
         ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
     )
     body: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class Change(Base):
+    """One entry of the change feed: a tag naming public data that a commit changed.
+
+    Written in the committing transaction (``cache.track_changes``) and read by every API
+    process, which drops the cached answers that depend on the tag (``cache.PublicCache``).
+    The reaper deletes old entries.
+    """
+
+    __tablename__ = "changes"
+
+    # BIGINT on PostgreSQL; INTEGER on SQLite, where only that type is an autoincrementing rowid.
+    id: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    tag: Mapped[str] = mapped_column(String(64))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -35,6 +36,14 @@ class Settings(BaseSettings):
     # Page size of list endpoints (the maximum a client may ask for).
     max_page_size: int = 200
 
+    # The public page cache (cow006_platform.cache): anonymous answers of the hot read routes,
+    # kept until the change feed says their data changed.  ``cache_poll_seconds`` bounds how
+    # long another process's write may go unseen; ``cache_max_age`` is a backstop.
+    public_cache: bool = True
+    cache_bytes: int = 128 * 1024 * 1024  # per API process
+    cache_poll_seconds: float = 0.25
+    cache_max_age: float = 120.0
+
     # -- distributed execution (cow006_workers) ------------------------------------------------
     # The Celery broker: redis://127.0.0.1:6379/0 in production.  Empty: the embedded default,
     # Celery's SQLAlchemy transport on an SQLite file under ./var (no server to run).
@@ -53,6 +62,14 @@ class Settings(BaseSettings):
     # A queued match (or pending version) whose task is this many seconds old is sent again:
     # its task may have been lost with the broker's queue (duplicates are harmless).
     requeue_seconds: float = 60.0
+
+    # -- operations (cow006_platform.logs, cow006_platform.metrics) ----------------------------
+    # Log lines as plain text or as one JSON object per line (for a log collector).
+    log_format: Literal["text", "json"] = "text"
+    log_level: str = "INFO"
+    # GET /metrics answers from a snapshot of the database at most this many seconds old: a
+    # scrape (every few seconds, from every Prometheus) then costs a few aggregate queries.
+    metrics_cache_seconds: float = 5.0
 
     @property
     def celery_broker_url(self) -> str:

@@ -1,4 +1,4 @@
-"""Migrations: ``0001_initial`` creates exactly the schema of the models, on both databases."""
+"""Migrations: upgrading creates exactly the schema of the models, on both databases."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 from cow006_platform import db, migrate, models
+
+HEAD = "0002"
 
 
 def test_upgrade_creates_exactly_the_models_schema(db_url: str) -> None:
@@ -22,18 +24,18 @@ def test_upgrade_creates_exactly_the_models_schema(db_url: str) -> None:
         engine.dispose()
     assert diff == []
     assert tables == set(models.Base.metadata.tables) | {"alembic_version"}
-    assert migrate.current(db_url) == "0001"
+    assert migrate.current(db_url) == HEAD
 
 
 def test_upgrade_twice_is_a_no_op(db_url: str) -> None:
     migrate.upgrade(db_url)
     migrate.upgrade(db_url)
-    assert migrate.current(db_url) == "0001"
+    assert migrate.current(db_url) == HEAD
 
 
 def test_one_head_and_downgrade_to_empty(db_url: str) -> None:
     script = ScriptDirectory.from_config(migrate.config())
-    assert script.get_heads() == ["0001"]
+    assert script.get_heads() == [HEAD]
     migrate.upgrade(db_url)
     engine = db.make_engine(db_url)
     try:

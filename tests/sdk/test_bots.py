@@ -69,8 +69,13 @@ def test_reproducible_from_the_seed() -> None:
 
     first, second = run(), run()
     assert first == second
-    other = cow006.play_match([make(n) for n in ("best", "safe", "greedy", "random")], 2025)
-    assert other["rounds"][0]["hands"] != first["rounds"][0]["hands"]
+    cheap = ("random", "lowest", "greedy", "safe")
+    again = cow006.play_match([make(n) for n in cheap], 7)
+    assert again == cow006.play_match([make(n) for n in cheap], 7)
+    assert (
+        again["rounds"][0]["hands"]
+        != cow006.play_match([make(n) for n in cheap], 8)["rounds"][0]["hands"]
+    )
 
 
 # -- decisions -------------------------------------------------------------------------------
@@ -108,7 +113,7 @@ def test_montecarlo_avoids_a_sixth_card() -> None:
 def test_best_beats_random_clearly() -> None:
     # The matches are reproducible, so this is not flaky; the margin leaves room to retune.
     best_scores, random_scores = [], []
-    for i in range(8):
+    for i in range(4):  # one match per seat
         seat = i % 4
         agents = [make("random") for _ in range(4)]
         agents[seat] = make("best")

@@ -1,14 +1,21 @@
 """The ``cow006`` command of the root project: the platform's commands plus ``serve``,
-``worker`` and ``beat``; a worker refuses to join without a working sandbox; the API's
-``CeleryExecutor`` survives a dead broker."""
+``api``, ``worker`` and ``beat``; ``cow006 api`` migrates an empty database and serves; a
+worker refuses to join without a working sandbox; the API's ``CeleryExecutor`` survives a
+dead broker."""
 
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
 import time
 import tomllib
 from pathlib import Path
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -28,7 +35,8 @@ def test_the_console_script_is_the_workers_command() -> None:
 def test_help_lists_every_command() -> None:
     r = runner.invoke(build_app(), ["--help"])
     assert r.exit_code == 0, r.output
-    for command in ("match", "tournament", "verify", "admin", "db", "serve", "worker", "beat"):
+    commands = ("match", "tournament", "verify", "admin", "db", "serve", "api", "worker", "beat")
+    for command in commands:
         assert command in r.stdout
     for command, option in (("serve", "--workers"), ("worker", "--concurrency")):
         r = runner.invoke(build_app(), [command, "--help"])
@@ -60,3 +68,51 @@ def test_a_dead_broker_is_logged_not_raised(caplog: pytest.LogCaptureFixture) ->
     messages = [r.getMessage() for r in caplog.records]
     assert any("cow006.run_match(1)" in m and "reaper" in m for m in messages)
     assert any("cow006.validate_version(2)" in m for m in messages)
+
+
+def test_api_migrates_then_serves(tmp_path: Path) -> None:
+    """``cow006 api`` creates the schema of an empty database before uvicorn starts, then
+    answers on the port; SIGTERM stops it.  SQLite everywhere: no service is needed."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
+    env.update(
+        COW006_DATABASE_URL=f"sqlite:///{tmp_path / 'api.db'}",
+        COW006_BROKER_URL=f"sqla+sqlite:///{tmp_path / 'broker.sqlite'}",
+        COW006_DATA_DIR=str(tmp_path / "data"),
+    )
+    argv = [sys.executable, "-m", "cow006_workers", "api", "--host", "127.0.0.1"]
+    out = open(tmp_path / "api.out", "wb")  # noqa: SIM115 (kept by the child)
+    proc = subprocess.Popen(
+        [*argv, "--port", str(port), "--loglevel", "info"],
+        cwd=tmp_path,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+    out.close()
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline and status != 200:
+            assert proc.poll() is None, (tmp_path / "api.out").read_text()[-3000:]
+            try:
+                status = httpx.get(f"http://127.0.0.1:{port}/api/ladders", timeout=5).status_code
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert status == 200, (tmp_path / "api.out").read_text()[-3000:]
+        assert (tmp_path / "api.db").is_file()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+    # A graceful stop: uvicorn finishes the app's shutdown, then re-raises the SIGTERM it
+    # caught (uvicorn >= 0.29), so the status is that of the signal.
+    text = (tmp_path / "api.out").read_text()
+    assert code in (0, -signal.SIGTERM), text[-3000:]
+    assert "Application shutdown complete" in text, text[-3000:]

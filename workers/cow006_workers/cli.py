@@ -3,6 +3,7 @@
 ::
 
     cow006 serve [--host 127.0.0.1] [--port 8000] [--workers 2]   # the arena on one machine
+    cow006 api [--host 0.0.0.0] [--port 8000] [--workers 1]       # migrate, then serve the API
     cow006 worker [--concurrency N] [--pool prefork|threads|solo]  # join an arena as a worker
     cow006 beat                                   # the scheduler and reaper (one per arena)
 
@@ -21,6 +22,8 @@ from typing import Annotated
 import typer
 
 from cow006_platform import cli as platform_cli
+
+from . import health
 
 # Celery, FastAPI and uvicorn are imported inside the commands that need them: ``cow006
 # match`` and the admin commands start as fast as before.
@@ -150,12 +153,53 @@ def serve_command(
     raise typer.Exit(serve.serve(host, port, workers, loglevel))
 
 
+def api_command(
+    host: Annotated[str, typer.Option(help="The address the API and pages listen on.")] = (
+        "0.0.0.0"
+    ),
+    port: Annotated[int, typer.Option(help="Their port.")] = 8000,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="uvicorn worker processes.")
+    ] = 1,
+    loglevel: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+) -> None:
+    """Serve the API and pages in production: migrate the database, then run uvicorn.
+
+    The app (``cow006_workers.serve:api_app``) sends matches and validations to the workers
+    through COW006_BROKER_URL; it never plays a match itself.  The schema is brought up to
+    date here, once, before any uvicorn process starts: several processes (or replicas)
+    migrating at the same moment would race on the migration table.
+    """
+    import uvicorn
+
+    from cow006_platform import db
+    from cow006_platform.app import prepare_database
+    from cow006_platform.settings import Settings
+
+    settings = Settings()
+    engine = db.make_engine(settings.database_url)
+    try:
+        prepare_database(settings, engine)
+    finally:
+        engine.dispose()
+    uvicorn.run(
+        "cow006_workers.serve:api_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=loglevel,
+    )
+
+
 def build_app() -> typer.Typer:
-    """The platform's command with ``serve``, ``worker`` and ``beat`` added."""
+    """The platform's command with ``serve``, ``api``, ``worker`` and ``beat`` added."""
     app = platform_cli.build_app()
     app.command("serve")(serve_command)
+    app.command("api")(api_command)
     app.command("worker")(worker_command)
     app.command("beat")(beat_command)
+    app.command("ready")(health.ready_command)
     return app
 
 

@@ -41,6 +41,9 @@ from .lease import Heartbeat
 
 logger = logging.getLogger(__name__)
 runs = logging.getLogger("cow006.runs")
+# One structured line per match settled by this worker (finished or failed): with
+# COW006_LOG_FORMAT=json, its extras (match_id, status, duration, faults) are JSON fields.
+settled = logging.getLogger("cow006.matches")
 
 SendMatches = Callable[[list[int]], None]
 
@@ -62,6 +65,27 @@ def _fail_unclaimed(ctx: Context, match_id: int, error: str) -> None:
         logger.exception("cannot record the failure of match %s", match_id)
 
 
+def _settled(
+    match_id: int, status: str, started: float, faults: int = 0, error: str | None = None
+) -> None:
+    duration = round(time.monotonic() - started, 3)
+    settled.log(
+        logging.INFO if status == "finished" else logging.WARNING,
+        "match %d %s in %.3f s (%d faults)",
+        match_id,
+        status,
+        duration,
+        faults,
+        extra={
+            "match_id": match_id,
+            "status": status,
+            "duration": duration,
+            "faults": faults,
+            "error": error,
+        },
+    )
+
+
 def run_match(
     ctx: Context,
     match_id: int,
@@ -76,10 +100,12 @@ def run_match(
     """
     settings = ctx.settings
     factory = ctx.session_factory
+    started = time.monotonic()
     try:
         sb = execution.sandbox_for(settings)
     except cow_sandbox.SandboxError as exc:  # fail closed, as the platform does
         _fail_unclaimed(ctx, match_id, str(exc))
+        _settled(match_id, "failed", started, error=str(exc))
         return Outcome("failed")
     try:
         claim = execution.claim_match(
@@ -96,6 +122,7 @@ def run_match(
     except Exception as exc:  # files missing, ...: the match cannot be played
         logger.exception("match %s cannot be run", match_id)
         _fail_unclaimed(ctx, match_id, execution.error_sentence(exc))
+        _settled(match_id, "failed", started, error=execution.error_sentence(exc))
         return Outcome("failed")
     if claim is None:
         return Outcome("skipped")
@@ -132,6 +159,7 @@ def run_match(
     if error is not None:
         logger.error("match %s could not be played", match_id, exc_info=error)
         execution.fail_claim(factory, claim, execution.error_sentence(error))
+        _settled(match_id, "failed", started, error=execution.error_sentence(error))
         return Outcome("failed")
     try:
         stored = execution.finish_claim(factory, claim, log, stderr)
@@ -142,8 +170,11 @@ def run_match(
     except Exception as exc:  # a log that does not replay, ...
         logger.exception("match %s: its result was refused", match_id)
         execution.fail_claim(factory, claim, execution.error_sentence(exc))
+        _settled(match_id, "failed", started, error=execution.error_sentence(exc))
         return Outcome("failed")
     outcome = Outcome("finished" if stored else "duplicate")
+    if stored:
+        _settled(match_id, "finished", started, faults=len(log.get("faults", [])))
     outcome.follow_ups = follow_up(ctx, match_id, send_matches, rng=rng)
     return outcome
 

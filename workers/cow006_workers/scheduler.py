@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006_platform import leagues, locks, results
+from cow006_platform import changes, leagues, locks, results
 from cow006_platform.db import session_scope
 from cow006_platform.execution import aware
 from cow006_platform.models import (
@@ -267,6 +267,7 @@ def reap(session_factory: sessionmaker[Session], settings: Settings) -> Work:
     requeue = timedelta(seconds=settings.requeue_seconds)
     work = Work()
     with session_scope(session_factory) as session:
+        changes.prune(session)  # the change feed: the API processes need only its tail
         expired = session.scalars(
             select(Match.id)
             .where(

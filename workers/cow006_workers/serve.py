@@ -45,6 +45,10 @@ STOP_GRACE = 20.0  # seconds a child gets to finish its work after SIGTERM
 def api_app() -> FastAPI:
     """The uvicorn factory of ``serve``'s API process: the app sending work to the workers."""
     settings = Settings()
+    # COW006_LOG_FORMAT / COW006_LOG_LEVEL, in each uvicorn process (after uvicorn's own setup).
+    from cow006_platform import logs
+
+    logs.configure(settings)
     return create_app(settings, executor=CeleryExecutor(settings.celery_broker_url))
 
 

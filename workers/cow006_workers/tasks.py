@@ -16,14 +16,31 @@ are sent.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+from celery.signals import after_setup_logger, after_setup_task_logger
+
+from cow006_platform import logs
 from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK
+from cow006_platform.settings import Settings
 
 from . import jobs, scheduler
 from .celery_app import REAP_TASK, SCHEDULE_TASK, app
 from .context import get_context
 
 logger = logging.getLogger(__name__)
+
+
+@after_setup_logger.connect
+@after_setup_task_logger.connect
+def _structured_logs(logger: logging.Logger, **_: Any) -> None:
+    """COW006_LOG_FORMAT=json: Celery's handlers (stderr or --logfile) write JSON lines.
+
+    Connected here because the worker imports this module (the app's ``include``) before it
+    sets its logging up, in every way a worker is started (``cow006 worker``, ``celery -A``).
+    """
+    # Settings(), not get_context(): no database engine in the Celery parent process.
+    logs.apply_formatter(logger, Settings())
 
 
 def send_matches(match_ids: list[int]) -> None:
