@@ -20,7 +20,8 @@ server's saturation, where latency is mostly queueing (about clients / throughpu
 ``--rate R`` they send R requests a second in all, and latency counts from when each was due.
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
-        [--clients 32] [--workers 1] [--rate R] [--db cow006_bench] [--keep | --reuse] [--json]
+        [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf]
+        [--db cow006_bench] [--keep | --reuse] [--json]
 """
 
 from __future__ import annotations
@@ -302,11 +303,22 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60) ->
     raise SystemExit("the server did not answer in time")
 
 
-def requests_plan(n: int, agents: int, rng: random.Random) -> list[tuple[str, str]]:
-    """(endpoint name, path) for n requests: the four pages in equal shares, random ids."""
+def requests_plan(
+    n: int, agents: int, rng: random.Random, popularity: str = "uniform"
+) -> list[tuple[str, str]]:
+    """(endpoint name, path) for n requests: the four pages in equal shares.
+
+    ``popularity`` picks the agents: ``uniform`` (every agent as likely: the worst case for
+    the page cache, nearly every agent page is read once) or ``zipf`` (agent k read in
+    proportion to 1/k, as readers favour the top of a ladder).
+    """
+    weights = [1 / k for k in range(1, agents + 1)] if popularity == "zipf" else None
     plan = []
     for i in range(n):
-        agent = rng.randint(1, agents)
+        if weights is None:
+            agent = rng.randint(1, agents)
+        else:
+            agent = rng.choices(range(1, agents + 1), weights)[0]
         kind = i % 4
         if kind == 0:
             offset = rng.randrange(0, agents, 50)
@@ -334,7 +346,8 @@ class Connection:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def get(self, path: str) -> tuple[int, bytes]:
+    async def get(self, path: str) -> tuple[int, bytes, bool]:
+        """Status, body, and whether the page cache answered (``x-cache: hit``)."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
@@ -347,7 +360,8 @@ class Connection:
             for line in lines
             if line.lower().startswith("content-length:")
         )
-        return code, await self.reader.readexactly(length)
+        hit = any(line.lower() == "x-cache: hit" for line in lines)
+        return code, await self.reader.readexactly(length), hit
 
     def close(self) -> None:
         if self.writer is not None:
@@ -356,7 +370,7 @@ class Connection:
 
 async def load(
     port: int, plan: list[tuple[str, str]], clients: int, rate: float = 0.0
-) -> dict[str, list[float]]:
+) -> tuple[dict[str, list[float]], dict[str, int]]:
     """Run the plan with ``clients`` concurrent clients, each one request at a time on its
     own keep-alive connection.
 
@@ -365,6 +379,7 @@ async def load(
     seconds and its latency counts from then (so a backlog shows, no coordinated omission).
     """
     latencies: dict[str, list[float]] = defaultdict(list)
+    hits: dict[str, int] = defaultdict(int)
     queue: asyncio.Queue[tuple[int, str, str]] = asyncio.Queue()
     for i, (name, path) in enumerate(plan):
         queue.put_nowait((i, name, path))
@@ -385,8 +400,9 @@ async def load(
                     if due > t:
                         await asyncio.sleep(due - t)
                     t = due
-                code, body = await conn.get(path)
+                code, body, hit = await conn.get(path)
                 latencies[name].append(time.perf_counter() - t)
+                hits[name] += hit
                 if code != 200:
                     errors.append(f"{path}: {code} {body[:100]!r}")
         finally:
@@ -395,7 +411,7 @@ async def load(
     await asyncio.gather(*(client() for _ in range(clients)))
     if errors:
         raise SystemExit(f"{len(errors)} requests failed, e.g. {errors[:3]}")
-    return latencies
+    return latencies, hits
 
 
 def pct(values: list[float], p: float) -> float:
@@ -424,6 +440,12 @@ def main() -> None:
         default=0.0,
         help="requests per second in all (paced, open loop); 0: closed loop, as fast as served",
     )
+    ap.add_argument(
+        "--popularity",
+        choices=["uniform", "zipf"],
+        default="uniform",
+        help="which agents' pages are read: uniformly (the default, worst case) or zipf (1/k)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the database afterwards")
     ap.add_argument("--reuse", action="store_true", help="reuse a seeded database (no seeding)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -448,10 +470,11 @@ def main() -> None:
         proc = start_server(url, port, args.workers, data_dir)
         try:
             wait_ready(base, proc)
-            asyncio.run(load(port, requests_plan(args.warmup, args.agents, rng), args.clients))
-            plan = requests_plan(args.requests, args.agents, rng)
+            warmup = requests_plan(args.warmup, args.agents, rng, args.popularity)
+            asyncio.run(load(port, warmup, args.clients))
+            plan = requests_plan(args.requests, args.agents, rng, args.popularity)
             t0 = time.perf_counter()
-            latencies = asyncio.run(load(port, plan, args.clients, args.rate))
+            latencies, hits = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
         finally:
             proc.terminate()
@@ -464,6 +487,8 @@ def main() -> None:
         "clients": args.clients,
         "workers": args.workers,
         "rate": args.rate or "closed loop",
+        "popularity": args.popularity,
+        "cache_hit_rate": round(sum(hits.values()) / max(1, len(everything)), 3),
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -471,6 +496,7 @@ def main() -> None:
             name: {
                 **{f"p{p}": round(pct(xs, p), 1) for p in (50, 95, 99)},
                 "mean": round(statistics.fmean(xs) * 1000, 1),
+                "hits": round(hits[name] / len(xs), 3),
             }
             for name, xs in sorted(latencies.items())
         },
@@ -483,11 +509,14 @@ def main() -> None:
     print(
         f"{report['requests']} requests, {args.clients} clients, {args.workers} worker(s), "
         f"{'paced at ' + str(args.rate) + ' req/s' if args.rate else 'closed loop'}: "
-        f"{report['requests_per_second']} req/s"
+        f"{report['requests_per_second']} req/s, {args.popularity} popularity, "
+        f"page cache hits {report['cache_hit_rate']:.0%}"
     )
-    print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8}")
+    print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'hits':>6}")
     for name, f in report["endpoints"].items():
-        print(f"{name:<12} {f['p50']:>8} {f['p95']:>8} {f['p99']:>8} {f['mean']:>8}")
+        print(
+            f"{name:<12} {f['p50']:>8} {f['p95']:>8} {f['p99']:>8} {f['mean']:>8} {f['hits']:>6.0%}"
+        )
     a = report["all"]
     print(f"{'all':<12} {a['p50']:>8} {a['p95']:>8} {a['p99']:>8}")
     print(f"target p99 <= 50 ms: {'met' if report['ok'] else 'NOT met'}")

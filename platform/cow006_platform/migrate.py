@@ -12,10 +12,13 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import text
 
 from . import db
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+# The PostgreSQL advisory lock held while migrating (any constant of our own).
+MIGRATION_LOCK = 0x006C0E
 
 
 def config(url: str | None = None) -> Config:
@@ -33,6 +36,10 @@ def upgrade(url: str, revision: str = "head") -> None:
     engine = db.make_engine(url)
     try:
         with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                # Replicas of the API migrate on start: the first one through migrates, the
+                # others wait here for its commit, then find nothing left to do.
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
             cfg = config(url)
             # env.py uses this connection (with the engine's SQLite pragmas) rather than
             # building its own from the URL.

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -49,3 +52,24 @@ def test_one_head_and_downgrade_to_empty(db_url: str) -> None:
             assert set(inspect(conn).get_table_names()) <= {"alembic_version"}
     finally:
         engine.dispose()
+
+
+def test_concurrent_upgrades_wait_for_each_other(db_url: str) -> None:
+    """Replicas starting together (each runs ``cow006 db upgrade`` on start) all succeed."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("SQLite: one machine, one file; replicas are a PostgreSQL matter")
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            migrate.upgrade(db_url)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    assert migrate.current(db_url) == HEAD
