@@ -18,7 +18,7 @@ own ``cow006`` (sdk/pyproject.toml) has only the player commands: ``match``, ``t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar, cast
 
 import typer
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
     from .models import Agent, Ladder
     from .settings import Settings
+
+T = TypeVar("T")
 
 # The platform (SQLAlchemy, FastAPI, trueskill) is imported inside the commands that need it:
 # ``cow006 match`` and friends start as fast as the SDK's own command.
@@ -86,52 +88,40 @@ def rerate_command(
     ladder: Annotated[str, typer.Argument(help="The ladder's name or id.")],
 ) -> None:
     """Recompute a ladder's ratings from its finished rated matches, in order."""
-    from sqlalchemy import select
-
     from . import db, ratings
-    from .models import Ladder
     from .settings import Settings
 
     factory = _open(Settings())
     with db.session_scope(factory) as session:
-        query = select(Ladder).where(Ladder.name == ladder)
-        found = session.scalar(query)
-        if found is None and ladder.isdigit():
-            found = session.get(Ladder, int(ladder))
-        if found is None:
-            _fail(f"no ladder named {ladder!r}")
-            return
+        found = _ladder(session, ladder)
         n = ratings.rerate(session, found.id)
         name = found.name
     typer.echo(f"rerated ladder {name}: {n} matches")
 
 
-def _ladder(session: Session, ref: str) -> Ladder:
-    """The ladder named ``ref`` (or with id ``ref``); a one-line error if there is none."""
+def _named(session: Session, model: type[T], ref: str, what: str) -> T:
+    """The ``model`` row named ``ref`` (or with id ``ref``); a one-line error if none is."""
     from sqlalchemy import select
 
+    table: Any = model
+    found = session.scalar(select(table).where(table.name == ref))
+    if found is None and ref.isdigit():
+        found = session.get(table, int(ref))
+    if found is None:
+        _fail(f"no {what} named {ref!r}")
+    return cast(T, found)
+
+
+def _ladder(session: Session, ref: str) -> Ladder:
     from .models import Ladder
 
-    found = session.scalar(select(Ladder).where(Ladder.name == ref))
-    if found is None and ref.isdigit():
-        found = session.get(Ladder, int(ref))
-    if found is None:
-        _fail(f"no ladder named {ref!r}")
-    return found
+    return _named(session, Ladder, ref, "ladder")
 
 
 def _agent(session: Session, ref: str) -> Agent:
-    """The agent named ``ref`` (or with id ``ref``); a one-line error if there is none."""
-    from sqlalchemy import select
-
     from .models import Agent
 
-    found = session.scalar(select(Agent).where(Agent.name == ref))
-    if found is None and ref.isdigit():
-        found = session.get(Agent, int(ref))
-    if found is None:
-        _fail(f"no agent named {ref!r}")
-    return found
+    return _named(session, Agent, ref, "agent")
 
 
 def _set_ladder_state(ref: str, pausing: bool) -> None:

@@ -55,6 +55,7 @@ from .common import (
     page_rows,
     require_owner,
     respond,
+    respond_page,
 )
 
 router = APIRouter(prefix="/agents", tags=["agents"])
@@ -126,14 +127,7 @@ def list_agents(session: SessionDep, paging: PagingDep, owner_id: IdQuery = None
     if owner_id is not None:
         query = query.where(Agent.owner_id == owner_id)
     rows, total = page_rows(session, query, paging)
-    return respond(
-        Page(
-            items=[AgentOut.model_validate(row, from_attributes=True) for row in rows],
-            total=total,
-            limit=paging.limit,
-            offset=paging.offset,
-        )
-    )
+    return respond_page(AgentOut, rows, total, paging)
 
 
 @router.get("/{agent_id}", response_model=AgentOut, responses=ERR_404)
@@ -351,14 +345,7 @@ def rating_history(
     if ladder_id is not None:
         query = query.where(RatingPoint.ladder_id == ladder_id)
     rows, total = page_counted(session, query, paging)
-    return respond(
-        Page(
-            items=[RatingPointOut.model_validate(row, from_attributes=True) for row in rows],
-            total=total,
-            limit=paging.limit,
-            offset=paging.offset,
-        )
-    )
+    return respond_page(RatingPointOut, rows, total, paging)
 
 
 @router.get(

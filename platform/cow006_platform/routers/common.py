@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from fastapi import HTTPException, Response, status
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from ..deps import Paging
 from ..models import Agent, User
-from ..schemas import Message
+from ..schemas import Message, Page
 
 M = TypeVar("M")
 
@@ -35,6 +35,25 @@ def respond(model: BaseModel, status_code: int = status.HTTP_200_OK) -> Response
     threads wait for connections (the pool then deadlocks until its timeout).
     """
     return Response(model.model_dump_json(), status_code=status_code, media_type="application/json")
+
+
+_page_adapters: dict[type[BaseModel], TypeAdapter[Any]] = {}
+
+
+def respond_page(
+    item: type[BaseModel], items: Sequence[Any], total: int, paging: Paging
+) -> Response:
+    """A ``Page[item]`` of ``items`` (dicts, or rows read by attribute) as a JSON response.
+
+    The whole page is validated and serialized in one call of pydantic's core: a page of
+    fifty models built one by one in Python costs more than the queries that fill it.
+    """
+    adapter = _page_adapters.get(item)
+    if adapter is None:
+        adapter = _page_adapters[item] = TypeAdapter(Page[item])  # type: ignore[valid-type]
+    page = {"items": items, "total": total, "limit": paging.limit, "offset": paging.offset}
+    body = adapter.dump_json(adapter.validate_python(page, from_attributes=True))
+    return Response(body, media_type="application/json")
 
 
 def get_or_404(session: Session, model: type[M], ident: int, what: str) -> M:

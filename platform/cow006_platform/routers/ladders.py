@@ -46,6 +46,7 @@ from .common import (
     page_rows,
     require_owner,
     respond,
+    respond_page,
 )
 
 router = APIRouter(prefix="/ladders", tags=["ladders"])
@@ -277,22 +278,12 @@ def leaderboard(ladder_id: IdPath, session: SessionDep, paging: PagingDep) -> Re
     )
     rows, total = page_counted(session, query, paging)
     items = [
-        LeaderboardRow(
-            rank=paging.offset + i,
-            agent_id=row.agent_id,
-            agent=row.agent,
-            owner_id=row.owner_id,
-            owner=row.owner,
-            version_id=row.version_id,
-            version=row.version,
-            label=f"{row.agent}@{row.version}",
-            mu=row.mu,
-            sigma=row.sigma,
-            conservative=row.conservative,
-            matches=row.matches,
-            wins=row.wins,
-            win_rate=row.wins / row.matches if row.matches else None,
-        )
+        {
+            **row._asdict(),
+            "rank": paging.offset + i,
+            "label": f"{row.agent}@{row.version}",
+            "win_rate": row.wins / row.matches if row.matches else None,
+        }
         for i, row in enumerate(rows, start=1)
     ]
-    return respond(Page(items=items, total=total, limit=paging.limit, offset=paging.offset))
+    return respond_page(LeaderboardRow, items, total, paging)

@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 from .. import results
 from ..deps import CurrentUser, IdPath, IdQuery, PagingDep, SessionDep
 from ..models import Agent, AgentVersion, Match, MatchKind, MatchSeat, MatchStatus, User
-from ..schemas import MAX_PLAYERS, MatchOut, Page, SeatOut, StderrOut
-from .common import ERR_403, ERR_404, count, get_or_404, respond
+from ..schemas import MAX_PLAYERS, MatchOut, Page, SeatOut, StderrOut, as_utc
+from .common import ERR_403, ERR_404, count, get_or_404, respond, respond_page
 
 router = APIRouter(prefix="/matches", tags=["matches"])
 
@@ -32,19 +32,8 @@ MATCH_COLUMNS = [
 ]
 
 
-def match_outs(
-    session: Session, matches: Sequence[Any], ids: Select[Any] | None = None
-) -> list[MatchOut]:
-    """Matches (ORM objects or rows) with their participants, in one query for the seats.
-
-    ``ids`` may give the matches' ids as a query (a page's): the seats query then has the
-    same text for every page, which PostgreSQL prepares once and never plans again (a
-    50-value IN list took longer to plan than to run).
-    """
-    if not matches:
-        return []
-    seats: dict[int, list[SeatOut]] = defaultdict(list)
-    rows = session.execute(
+def _seats_query(ids: Select[Any] | list[int]) -> Select[Any]:
+    return (
         select(
             MatchSeat.match_id,
             MatchSeat.seat,
@@ -62,26 +51,63 @@ def match_outs(
         .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
         .join(Agent, Agent.id == MatchSeat.agent_id)
         .join(User, User.id == Agent.owner_id)
-        .where(MatchSeat.match_id.in_(ids if ids is not None else [m.id for m in matches]))
+        .where(MatchSeat.match_id.in_(ids))
         .order_by(MatchSeat.match_id, MatchSeat.seat)
     )
-    for r in rows:
+
+
+def _seat_dicts(session: Session, ids: Select[Any] | list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The seats of the matches ``ids`` (a list, or a page's query), as SeatOut fields."""
+    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in session.execute(_seats_query(ids)):
         seats[r.match_id].append(
-            SeatOut(
-                seat=r.seat,
-                version_id=r.version_id,
-                label=f"{r.agent}@{r.number}",
-                agent_id=r.agent_id,
-                agent=r.agent,
-                owner_id=r.owner_id,
-                owner=r.owner,
-                score=r.score,
-                rank=r.rank,
-                faults=r.faults,
-                forfeited=r.forfeited,
-            )
+            {
+                "seat": r.seat,
+                "version_id": r.version_id,
+                "label": f"{r.agent}@{r.number}",
+                "agent_id": r.agent_id,
+                "agent": r.agent,
+                "owner_id": r.owner_id,
+                "owner": r.owner,
+                "score": r.score,
+                "rank": r.rank,
+                "faults": r.faults,
+                "forfeited": r.forfeited,
+            }
         )
-    return [MatchOut.of(m, seats[m.id]) for m in matches]
+    return seats
+
+
+def match_dicts(session: Session, matches: Sequence[Any], ids: Select[Any]) -> list[dict[str, Any]]:
+    """A page of matches (rows of ``MATCH_COLUMNS``) as dicts in MatchOut's shape.
+
+    ``ids`` gives the page's ids as a query: the seats query then has the same text for every
+    page, which PostgreSQL prepares once and never plans again (a 50-value IN list took
+    longer to plan than to run).
+    """
+    if not matches:
+        return []
+    seats = _seat_dicts(session, ids)
+    out = []
+    for m in matches:
+        item = m._asdict()
+        started, finished = m.started_at, m.finished_at
+        item["duration"] = (
+            (as_utc(finished) - as_utc(started)).total_seconds()
+            if started is not None and finished is not None
+            else None
+        )
+        item["participants"] = seats[m.id]
+        out.append(item)
+    return out
+
+
+def match_outs(session: Session, matches: Sequence[Any]) -> list[MatchOut]:
+    """Matches (ORM objects or rows) with their participants, in one query for the seats."""
+    if not matches:
+        return []
+    seats = _seat_dicts(session, [m.id for m in matches])
+    return [MatchOut.of(m, [SeatOut(**d) for d in seats[m.id]]) for m in matches]
 
 
 @router.get("", response_model=Page[MatchOut])
@@ -125,14 +151,7 @@ def list_matches(
     matches = session.execute(
         select(*MATCH_COLUMNS).where(Match.id.in_(page)).order_by(Match.id.desc())
     ).all()
-    return respond(
-        Page(
-            items=match_outs(session, matches, page),
-            total=total,
-            limit=paging.limit,
-            offset=paging.offset,
-        )
-    )
+    return respond_page(MatchOut, match_dicts(session, matches, page), total, paging)
 
 
 @router.get("/{match_id}", response_model=MatchOut, responses=ERR_404)
