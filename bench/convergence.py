@@ -31,6 +31,14 @@ ratio of medians matchmaking / random with a 90 % bootstrap interval.
 
     python bench/convergence.py [--trials 40] [--scenario fresh|newcomer|both] [--depth 1]
                                 [--max-matches 1500] [--jobs 1] [--json]
+                                [--bank K] [--policy matchmaking|oracle]
+
+Two tools for exploring designs, never used for the published figures unless said so:
+``--bank K`` replays, for each table, one of K real matches recorded in advance per
+4-combination of the pool (chosen by the game seed), which is about twice as fast, but biased:
+matchmaking replays the few results of the few tables it favours, so its figure depends on K
+(docs/matchmaking.md); ``--policy oracle`` replaces matchmaking by a bound that knows the true
+order (``oracle_table``).
 
 Target (fresh, mu - 3 sigma): matchmaking needs <= 0.6 times the matches of random tables.
 Results and their reading: docs/matchmaking.md.
@@ -41,6 +49,7 @@ from __future__ import annotations
 import argparse
 import copy
 import functools
+import itertools
 import json
 import random
 import statistics
@@ -97,10 +106,62 @@ class EpsilonAgent(Agent):
         return self.base.take_row(view)
 
 
+# ``--bank K``: instead of playing, replay one of K real matches recorded per 4-combination of
+# the pool (sorted agent indices -> each agent's rank, in that order).  A fast surrogate for
+# exploring designs; the published figures play every match.
+BANK: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+# ``--policy oracle``: the "matchmaking" slot uses the oracle below instead of plan_matches.
+POLICY = "matchmaking"
+
+
 def play(base: str, table: Sequence[int], seed: int) -> list[int]:
     """Play one match of pool agents ``table`` (seat order); their ranks, 1 = best."""
+    if BANK:
+        combo = tuple(sorted(table))
+        results = BANK[combo]
+        rank_of = dict(zip(combo, results[seed % len(results)], strict=True))
+        return [rank_of[i] for i in table]
     log = play_match([EpsilonAgent(base, EPSILONS[i]) for i in table], seed)
     return [int(r) for r in log["ranks"]]
+
+
+def build_bank(base: str, k: int, seed: int) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+    """``k`` real matches per 4-combination of the pool, seats shuffled, seeds drawn from
+    ``seed``: each as the ranks of the combination's agents in sorted order."""
+    rng = random.Random(seed)
+    bank: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+    for combo in itertools.combinations(range(len(EPSILONS)), PLAYERS):
+        rows = []
+        for _ in range(k):
+            seats = list(combo)
+            rng.shuffle(seats)
+            log = play_match([EpsilonAgent(base, EPSILONS[i]) for i in seats], rng.getrandbits(31))
+            rank_of = {i: int(r) for i, r in zip(seats, log["ranks"], strict=True)}
+            rows.append(tuple(rank_of[i] for i in combo))
+        bank[combo] = rows
+    return bank
+
+
+def _init_worker(bank: dict[tuple[int, ...], list[tuple[int, ...]]], policy: str) -> None:
+    global POLICY
+    BANK.update(bank)
+    POLICY = policy
+
+
+def oracle_table(ladder: Ladder, rng: random.Random) -> list[int]:
+    """A bound, not a matchmaker: it knows the true order.  The table covering the most pairs
+    the leaderboard (mu - 3 sigma) has in the wrong order, ties at random; random tables while
+    none is wrong.  No policy that sees only the ratings can do better than knowing this."""
+    board = ladder.board("conservative")
+    active = sorted(ladder.active)
+    wrong = [(i, j) for i in active for j in active if i < j and board[i] <= board[j]]
+    if not wrong:
+        return rng.sample(ladder.active, PLAYERS)
+    noise = {c: rng.random() for c in itertools.combinations(active, PLAYERS)}
+    best = max(noise, key=lambda c: (sum(i in c and j in c for i, j in wrong), noise[c]))
+    table = list(best)
+    rng.shuffle(table)
+    return table
 
 
 def verify_order(base: str, matches: int, seed: int) -> dict[str, Any]:
@@ -204,6 +265,8 @@ class Ladder:
     def table(self, method: str, rng: random.Random) -> list[int]:
         if method == "random":
             return rng.sample(self.active, PLAYERS)  # the sample's order is uniform too
+        if POLICY == "oracle":
+            return oracle_table(self, rng)
         r, g, last, q = self.ratings, self.games, self.last, self.queued
         cands = [Candidate(i, i, i, r[i].mu, r[i].sigma, g[i], last[i], q[i]) for i in self.active]
         (table,) = plan_matches(cands, PLAYERS, 1, rng, self.clock)
@@ -387,7 +450,7 @@ def run_all(fn: Any, trials: range, jobs: int, rest: tuple[Any, ...]) -> list[di
     """``fn(method, trial, *rest)`` for every trial and method, in ``jobs`` processes."""
     calls = [(m, t, *rest) for t in trials for m in METHODS]
     if jobs > 1:
-        with ProcessPoolExecutor(jobs) as pool:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(BANK, POLICY)) as pool:
             return list(pool.map(fn, *zip(*calls, strict=True)))
     return [fn(*call) for call in calls]
 
@@ -415,9 +478,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--base", default="greedy", choices=["greedy", "safe"])
     ap.add_argument("--verify", type=int, default=2000, help="matches of the order check")
     ap.add_argument("--jobs", type=int, default=1, help="processes (the runs are independent)")
+    ap.add_argument(
+        "--bank",
+        type=int,
+        default=0,
+        help="surrogate: replay one of this many real matches recorded per 4-combination "
+        "instead of playing (0: play every match, as the published figures do)",
+    )
+    ap.add_argument(
+        "--policy",
+        choices=["matchmaking", "oracle"],
+        default="matchmaking",
+        help="what the matchmaking side uses: plan_matches, or the oracle bound (knows the "
+        "true order: the table with the most wrongly ordered pairs)",
+    )
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
+    global POLICY
+    POLICY = args.policy
+    BANK.clear()
+    if args.bank > 0:
+        BANK.update(build_bank(args.base, args.bank, seed=99))
 
     check = verify_order(args.base, args.verify, seed=12345) if args.verify > 0 else None
     if check is not None and not args.json:
@@ -442,6 +524,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_matches": args.max_matches,
         "stay": args.stay,
         "depth": args.depth,
+        "bank": args.bank,
+        "policy": args.policy,
         "order_check": check,
     }
     common = (args.base, args.max_matches, args.stay, args.depth)
@@ -484,6 +568,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     setup = f"{args.trials} trials, queue depth {args.depth}, cut-off {args.max_matches}"
+    if args.bank > 0:
+        setup += f"; SURROGATE: replayed from {args.bank} matches per table"
+    if args.policy != "matchmaking":
+        setup += f"; the 'matchmaking' rows are the {args.policy.upper()} policy"
     if "fresh" in summary:
         print_comparison(
             f"\nfresh ladder of 8: matches until Kendall tau >= {TAU_TARGET} and stays so for "

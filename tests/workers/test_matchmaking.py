@@ -16,6 +16,7 @@ from cow006_workers.matchmaking import (
     FILL_EXPLORE,
     Candidate,
     closeness,
+    fill_weight,
     pick_seed,
     pick_table,
     plan_matches,
@@ -210,10 +211,43 @@ def test_closeness() -> None:
     a = cand(1, mu=25, sigma=1)
     assert closeness(a, cand(2, mu=25, sigma=1)) == 1.0
     assert closeness(a, cand(2, mu=26, sigma=1)) > closeness(a, cand(2, mu=28, sigma=1))
+    assert closeness(cand(2, mu=26, sigma=1), a) == closeness(a, cand(2, mu=26, sigma=1))
+    # twice the posterior probability that the order is the other way round: a gap of one
+    # standard deviation of the difference (sqrt(1 + 1)) leaves 2 * Phi(-1) = 0.3173
+    assert closeness(a, cand(2, mu=25 + 2**0.5, sigma=1)) == pytest.approx(0.3173, abs=1e-4)
     # the same gap matters less while the ratings are uncertain
-    assert closeness(cand(1, mu=25, sigma=8), cand(2, mu=30, sigma=8)) > 0.8
+    assert closeness(cand(1, mu=25, sigma=8), cand(2, mu=30, sigma=8)) > 0.6
     assert closeness(a, cand(2, mu=30, sigma=1)) < 0.01
     assert closeness(cand(1, sigma=0), cand(2, sigma=0)) == 1.0
+    assert closeness(cand(1, mu=25, sigma=0), cand(2, mu=26, sigma=0)) == 0.0
+
+
+def test_fill_weight_asks_every_seated_version() -> None:
+    seed = cand(1, mu=25, sigma=1)
+    low, high, middle = cand(2, mu=23.5, sigma=1), cand(3, mu=26.5, sigma=1), cand(4, mu=24.2)
+    # alone with the seed, the two sides are alike
+    assert fill_weight([seed], low) == pytest.approx(fill_weight([seed], high))
+    assert fill_weight([seed], high) == pytest.approx(closeness(seed, high))
+    # once ``low`` is seated, ``high`` is far from it (its order against ``low`` is settled),
+    # while a version between the two is uncertain against both
+    assert fill_weight([seed, low], high) == pytest.approx(
+        closeness(seed, high) * closeness(low, high)
+    )
+    assert fill_weight([seed, low], high) < 0.1 * fill_weight([seed], high)
+    assert fill_weight([seed, low], middle) > 5 * fill_weight([seed, low], high)
+    # queued matches divide it
+    busy = cand(5, mu=24.2, queued=1)
+    assert fill_weight([seed, low], busy) == pytest.approx(fill_weight([seed, low], middle) / 4)
+
+
+def test_tables_are_mutually_close() -> None:
+    # 16 settled versions 1 apart in mu, sigma 1: most tables are 4 neighbours in a row (span
+    # 3), because every seat must be uncertain against every seated version.  Closeness to the
+    # seed alone made that 54 % of the tables; the product makes it 77 %.
+    pool = [cand(i, mu=float(i), sigma=1.0, games=100) for i in range(16)]
+    spans = [max(c.mu for c in t) - min(c.mu for c in t) for t in tables(pool, 4, 3000)]
+    assert sum(span <= 3 for span in spans) > 0.7 * len(spans)
+    assert max(spans) > 6  # exploration still reaches across the field
 
 
 def test_tables_fill_near_mu_with_some_randomness() -> None:
