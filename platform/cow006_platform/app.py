@@ -27,7 +27,6 @@ from .settings import Settings, get_settings
 from .web import router as web_router
 
 MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
-API_THREADS = 8  # worker threads for the (sync) routes
 
 
 def prepare_database(settings: Settings, engine: Engine) -> None:
@@ -66,9 +65,8 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
         prepare_database(settings, engine)
         # Fewer threads than anyio's default 40: the routes are short and CPU-bound between
         # queries, and dozens of threads fighting for the GIL slow every request down;
-        # waiting requests queue on the event loop instead.  (A ``Settings.api_threads``
-        # field, when there is one, overrides the default.)
-        threads = int(getattr(settings, "api_threads", API_THREADS))
+        # waiting requests queue on the event loop instead (``COW006_API_THREADS``).
+        threads = settings.api_threads
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         page_cache = app.state.page_cache
         if page_cache is not None:

@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     # Page size of list endpoints (the maximum a client may ask for).
     max_page_size: int = 200
 
+    # Threads of an API process for the (sync) routes: few, since they are short and CPU-bound
+    # between queries (dozens would fight over the GIL); waiting requests queue on the loop.
+    api_threads: int = 8
     # The public page cache (cow006_platform.cache): anonymous answers of the hot read routes,
     # kept until the change feed says their data changed.  ``cache_poll_seconds`` bounds how
     # long another process's write may go unseen; ``cache_max_age`` is a backstop.
