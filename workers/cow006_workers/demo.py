@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import ratings, security, storage
@@ -26,6 +26,7 @@ from cow006_platform.models import (
     VersionStatus,
 )
 from cow006_platform.settings import Settings
+from cow006_platform.versions import add_version
 
 SYSTEM_USER = "arena"
 DEMO_LADDER = "demo"
@@ -103,22 +104,6 @@ def _ensure_bot(session: Session, settings: Settings, owner_id: int, name: str) 
         )
     )
     if version is None:
-        number = (
-            session.scalar(
-                select(func.max(AgentVersion.number)).where(AgentVersion.agent_id == agent.id)
-            )
-            or 0
-        ) + 1
-        version = AgentVersion(
-            agent_id=agent.id,
-            number=number,
-            sha256=stored.sha256,
-            filename=stored.filename,
-            size=stored.size,
-            unpacked_size=stored.unpacked_size,
-            files=stored.files,
-            status=VersionStatus.pending,
-        )
-        session.add(version)
+        version = add_version(session, agent.id, stored)
         session.flush()
     return version

@@ -44,6 +44,7 @@ from ..schemas import (
     SourceOut,
     VersionOut,
 )
+from ..versions import add_version
 from .common import (
     ERR_403,
     ERR_404,
@@ -206,23 +207,7 @@ def upload_version(
         stored = storage.store_upload(settings, file.filename or "", data)
     except storage.UploadError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
-    number = (
-        session.scalar(
-            select(func.max(AgentVersion.number)).where(AgentVersion.agent_id == agent.id)
-        )
-        or 0
-    ) + 1
-    version = AgentVersion(
-        agent_id=agent.id,
-        number=number,
-        sha256=stored.sha256,
-        filename=stored.filename,
-        size=stored.size,
-        unpacked_size=stored.unpacked_size,
-        files=stored.files,
-        status=VersionStatus.pending,
-    )
-    session.add(version)
+    version = add_version(session, agent.id, stored)
     try:
         session.commit()
     except IntegrityError as exc:  # a concurrent upload took the number, or the same file
