@@ -13,6 +13,13 @@ bounded number of requests, the pages people read most:
     GET /api/agents/{id}/ratings
     GET /api/matches?agent_id=...
 
+Before measuring it waits until every server process has warmed its page cache (the server
+renders the most read pages ahead at start: ``cache.warm_keys``), and says how long that took;
+``--cold`` turns warming off, to compare.  ``--writes R`` finishes R ladder matches a second
+while the clients read, through the platform's own write path (``results.create_match`` and
+``finish_match`` of a real played match, in this process like a worker), so pages keep being
+dropped and rendered again as on a live arena.
+
 It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
 Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
 By default the clients run a closed loop (no pause between requests): that measures the
@@ -20,8 +27,8 @@ server's saturation, where latency is mostly queueing (about clients / throughpu
 ``--rate R`` they send R requests a second in all, and latency counts from when each was due.
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
-        [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf]
-        [--db cow006_bench] [--keep | --reuse] [--json]
+        [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf] [--writes R]
+        [--cold] [--db cow006_bench] [--keep | --reuse] [--json]
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import argparse
 import asyncio
 import json
 import math
+import multiprocessing
 import os
 import random
 import socket
@@ -45,9 +53,12 @@ from typing import Any
 import httpx
 import psycopg
 from psycopg import sql
+from sqlalchemy import select as sa_select
 
-from cow006_platform import db
+from cow006 import bots, play_match
+from cow006_platform import db, results
 from cow006_platform.app import prepare_database
+from cow006_platform.models import LadderEntry, MatchKind
 from cow006_platform.ratings import ranks_from_scores
 from cow006_platform.settings import Settings
 
@@ -268,8 +279,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(url: str, port: int, workers: int, data_dir: str) -> subprocess.Popen[bytes]:
+def start_server(
+    url: str, port: int, workers: int, data_dir: str, warm: bool = True
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COW006_DATABASE_URL": url, "COW006_DATA_DIR": data_dir}
+    if not warm:
+        env["COW006_CACHE_WARM_PAGES"] = "0"
     cmd = [
         sys.executable,
         "-m",
@@ -301,6 +316,59 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60) ->
             pass
         time.sleep(0.2)
     raise SystemExit("the server did not answer in time")
+
+
+def _gauge(text: str, name: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def wait_warm(base: str, workers: int, timeout: float = 600) -> float:
+    """Seconds until the page caches are warm: ``/metrics`` shows nothing left to render ahead
+    and some pages held, in several scrapes in a row (each may reach any worker process)."""
+    start = time.monotonic()
+    in_a_row = 0
+    while in_a_row < 4 * workers:
+        if time.monotonic() - start > timeout:
+            raise SystemExit("the page cache did not warm in time")
+        text = httpx.get(f"{base}/metrics", timeout=30).text
+        pending = _gauge(text, "cow006_page_cache_pending")
+        entries = _gauge(text, "cow006_page_cache_entries")
+        warm = pending == 0 and (entries or 0) > 0
+        in_a_row = in_a_row + 1 if warm else 0
+        time.sleep(0.05 if warm else 0.5)
+    return time.monotonic() - start
+
+
+def write_matches(url: str, rate: float, seed: int, stop: Any, done: Any) -> None:
+    """Finish ``rate`` ladder matches a second until ``stop`` is set, as a worker would: a
+    queued match of 4 entered versions, played by built-in random bots, stored with
+    ``results.finish_match`` (ratings, rating points, the change feed).  Runs in a process of
+    its own, like a worker, so that it does not share the clients' interpreter."""
+    rng = random.Random(seed)
+    engine = db.make_engine(url)
+    factory = db.make_sessionmaker(engine)
+    with factory() as session:
+        entries = session.execute(
+            sa_select(LadderEntry.ladder_id, LadderEntry.version_id).where(
+                LadderEntry.active.is_(True)
+            )
+        ).all()
+    start = time.monotonic()
+    while not stop.wait(max(0.0, start + done.value / rate - time.monotonic())):
+        versions = [v for _, v in rng.sample(entries, PLAYERS)]
+        with db.session_scope(factory) as session:
+            match = results.create_match(
+                session, kind=MatchKind.ladder, version_ids=versions, ladder_id=entries[0][0]
+            )
+            match_id, match_seed = match.id, match.seed
+        log = play_match([bots.make("random") for _ in versions], seed=match_seed)
+        with db.session_scope(factory) as session:
+            results.finish_match(session, match_id, log, [None] * PLAYERS)
+        done.value += 1
+    engine.dispose()
 
 
 def requests_plan(
@@ -346,8 +414,8 @@ class Connection:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def get(self, path: str) -> tuple[int, bytes, bool]:
-        """Status, body, and whether the page cache answered (``x-cache: hit``)."""
+    async def get(self, path: str) -> tuple[int, bytes, str]:
+        """Status, body, and the page cache's verdict (``x-cache``: hit, stale or miss)."""
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
@@ -360,8 +428,15 @@ class Connection:
             for line in lines
             if line.lower().startswith("content-length:")
         )
-        hit = any(line.lower() == "x-cache: hit" for line in lines)
-        return code, await self.reader.readexactly(length), hit
+        cache = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in lines
+                if line.lower().startswith("x-cache:")
+            ),
+            "",
+        )
+        return code, await self.reader.readexactly(length), cache
 
     def close(self) -> None:
         if self.writer is not None:
@@ -370,7 +445,7 @@ class Connection:
 
 async def load(
     port: int, plan: list[tuple[str, str]], clients: int, rate: float = 0.0
-) -> tuple[dict[str, list[float]], dict[str, int]]:
+) -> tuple[dict[str, list[float]], dict[str, int], dict[str, int]]:
     """Run the plan with ``clients`` concurrent clients, each one request at a time on its
     own keep-alive connection.
 
@@ -379,7 +454,8 @@ async def load(
     seconds and its latency counts from then (so a backlog shows, no coordinated omission).
     """
     latencies: dict[str, list[float]] = defaultdict(list)
-    hits: dict[str, int] = defaultdict(int)
+    hits: dict[str, int] = defaultdict(int)  # answered from the cache, fresh or stale
+    stale: dict[str, int] = defaultdict(int)
     queue: asyncio.Queue[tuple[int, str, str]] = asyncio.Queue()
     for i, (name, path) in enumerate(plan):
         queue.put_nowait((i, name, path))
@@ -400,9 +476,10 @@ async def load(
                     if due > t:
                         await asyncio.sleep(due - t)
                     t = due
-                code, body, hit = await conn.get(path)
+                code, body, verdict = await conn.get(path)
                 latencies[name].append(time.perf_counter() - t)
-                hits[name] += hit
+                hits[name] += verdict in ("hit", "stale")
+                stale[name] += verdict == "stale"
                 if code != 200:
                     errors.append(f"{path}: {code} {body[:100]!r}")
         finally:
@@ -411,7 +488,7 @@ async def load(
     await asyncio.gather(*(client() for _ in range(clients)))
     if errors:
         raise SystemExit(f"{len(errors)} requests failed, e.g. {errors[:3]}")
-    return latencies, hits
+    return latencies, hits, stale
 
 
 def pct(values: list[float], p: float) -> float:
@@ -446,6 +523,13 @@ def main() -> None:
         default="uniform",
         help="which agents' pages are read: uniformly (the default, worst case) or zipf (1/k)",
     )
+    ap.add_argument(
+        "--writes",
+        type=float,
+        default=0.0,
+        help="ladder matches finished per second while the clients read (0: none)",
+    )
+    ap.add_argument("--cold", action="store_true", help="no page cache warming at start")
     ap.add_argument("--keep", action="store_true", help="keep the database afterwards")
     ap.add_argument("--reuse", action="store_true", help="reuse a seeded database (no seeding)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -467,16 +551,26 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data_dir:
-        proc = start_server(url, port, args.workers, data_dir)
+        proc = start_server(url, port, args.workers, data_dir, warm=not args.cold)
+        writer = None
         try:
             wait_ready(base, proc)
+            warm_seconds = None if args.cold else wait_warm(base, args.workers)
             warmup = requests_plan(args.warmup, args.agents, rng, args.popularity)
             asyncio.run(load(port, warmup, args.clients))
             plan = requests_plan(args.requests, args.agents, rng, args.popularity)
+            if args.writes:
+                ctx = multiprocessing.get_context("spawn")
+                stop, done = ctx.Event(), ctx.Value("i", 0)
+                writer = ctx.Process(target=write_matches, args=(url, args.writes, 2, stop, done))
+                writer.start()
             t0 = time.perf_counter()
-            latencies, hits = asyncio.run(load(port, plan, args.clients, args.rate))
+            latencies, hits, stale = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
         finally:
+            if writer is not None:
+                stop.set()
+                writer.join(timeout=60)
             proc.terminate()
             proc.wait(timeout=30)
     if not args.keep and not args.reuse:
@@ -489,6 +583,9 @@ def main() -> None:
         "rate": args.rate or "closed loop",
         "popularity": args.popularity,
         "cache_hit_rate": round(sum(hits.values()) / max(1, len(everything)), 3),
+        "stale_rate": round(sum(stale.values()) / max(1, len(everything)), 3),
+        "warm_seconds": None if warm_seconds is None else round(warm_seconds, 1),
+        "writes_per_second": round(done.value / elapsed, 1) if writer is not None else 0,
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -510,7 +607,12 @@ def main() -> None:
         f"{report['requests']} requests, {args.clients} clients, {args.workers} worker(s), "
         f"{'paced at ' + str(args.rate) + ' req/s' if args.rate else 'closed loop'}: "
         f"{report['requests_per_second']} req/s, {args.popularity} popularity, "
-        f"page cache hits {report['cache_hit_rate']:.0%}"
+        f"page cache hits {report['cache_hit_rate']:.0%} (stale {report['stale_rate']:.1%})"
+    )
+    warmth = "off" if args.cold else f"{report['warm_seconds']} s before the measurement"
+    print(
+        f"page cache warming: {warmth}; "
+        f"matches finished while reading: {report['writes_per_second']}/s"
     )
     print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'hits':>6}")
     for name, f in report["endpoints"].items():

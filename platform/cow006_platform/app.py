@@ -101,6 +101,8 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
             max_bytes=settings.cache_bytes,
             poll_seconds=settings.cache_poll_seconds,
             max_age=settings.cache_max_age,
+            warm_pages=settings.cache_warm_pages,
+            stale_seconds=settings.cache_stale_seconds,
         )
         if settings.public_cache
         else None

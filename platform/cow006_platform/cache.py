@@ -7,14 +7,31 @@ first out, bounded in bytes) with the tags of the data they show (``changes.tags
 drops them when the change feed names one of those tags:
 
 * another process's commit (a worker storing a match result, another API process) is seen
-  by polling the ``changes`` table every ``cache_poll_seconds``: a page may be that much
-  older than the database, never more;
+  by polling the ``changes`` table every ``cache_poll_seconds``; a page people read is then
+  answered, marked stale, for up to ``cache_stale_seconds`` more while it is rendered again
+  (below): a page may be that much older than the database, never more;
 * this process's own commits invalidate at once (``changes.subscribe``): whoever writes
   reads their own write.
 
 Requests with an ``Authorization`` header are never cached or answered from the cache (an
 owner may see more than the public).  When the feed cannot be read (the database is down),
 nothing is served from the cache until it can again.  ``cache_max_age`` is a backstop.
+
+Misses are what make a busy API slow (a page costs milliseconds of CPU to build, a hit tens of
+microseconds), so the cache also works ahead of its readers:
+
+* **warming**: at start, one background task renders the pages most read (``warm_keys``: each
+  open ladder's leaderboard pages, then the agents entered in it, best first), at most
+  ``cache_warm_pages`` of them and never past the memory budget;
+* **refresh**: a page that was read (or warmed) and whose data changed is queued to be
+  rendered again at once by that task, so the next reader finds it ready;
+* **one render per page at a time**: readers that miss on a page already being rendered wait
+  for that render instead of repeating it (a leaderboard dropped under 32 readers is built
+  once, not 32 times).
+
+The background task renders one page at a time, on the same worker threads as requests, so
+it takes at most one of them.  A rendered page is stored only if none of the tags it shows
+changed while it was being rendered.
 """
 
 from __future__ import annotations
@@ -24,19 +41,22 @@ import hashlib
 import logging
 import re
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import parse_qsl
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
 import anyio.to_thread
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import changes
+from .models import Ladder, LadderEntry, LadderState, Rating
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # How long a missing feed id is waited for: ids are taken just before a commit, so one
 # committed out of order shows up within milliseconds; one that never shows was rolled back.
@@ -75,6 +95,22 @@ def route_tags(path: str, query: str) -> set[str] | None:
     return None
 
 
+# Query parameters equal to their default (``deps.get_paging``): ``?limit=50&offset=0`` is the
+# same page as no query at all, and is cached once.
+_DEFAULT_PARAMS = frozenset({("limit", "50"), ("offset", "0")})
+
+
+def cache_key(path: str, query: str) -> str:
+    """The key of a page: its path and its query parameters sorted, defaults left out.
+
+    Only the order of different parameters changes (the sort is stable, so a repeated one
+    keeps its order): the key names exactly the answer the route gives for the raw query.
+    """
+    params = [p for p in parse_qsl(query, keep_blank_values=True) if p not in _DEFAULT_PARAMS]
+    params.sort(key=lambda p: p[0])
+    return f"{path}?{urlencode(params)}" if params else path
+
+
 @dataclass
 class Entry:
     status: int
@@ -83,6 +119,31 @@ class Entry:
     etag: bytes
     tags: frozenset[str]
     expires: float
+    reads: int = 0  # hits since it was stored
+    warm: bool = False  # rendered ahead by warming: worth keeping even before a first read
+    stale_since: float | None = None  # its data changed elsewhere; being rendered again
+    route: Any = None  # the route that answered: request metrics label its hits with it
+
+
+@dataclass
+class Answer:
+    """What the app answered for a page, whole."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    route: Any  # the route the router matched (``scope["route"]``)
+
+
+@dataclass
+class Rendered:
+    """An answer, and the entry it was stored as (None if it was not)."""
+
+    answer: Answer
+    entry: Entry | None
+
+
+Renderer = Callable[[str, str], Awaitable[Answer]]
 
 
 class FeedReader:
@@ -115,7 +176,7 @@ class FeedReader:
 
 
 class PageCache:
-    """The cached answers of one API process, and the task that keeps them current."""
+    """The cached answers of one API process, and the tasks that keep them current."""
 
     def __init__(
         self,
@@ -124,41 +185,66 @@ class PageCache:
         max_bytes: int,
         poll_seconds: float,
         max_age: float,
+        warm_pages: int = 0,
+        stale_seconds: float = 0.0,
     ) -> None:
+        self.factory = factory
         self.feed = FeedReader(factory)
         self.max_bytes = max_bytes
         self.poll_seconds = poll_seconds
         self.max_age = max_age
+        self.warm_pages = warm_pages
+        self.stale_seconds = stale_seconds
         self.entries: OrderedDict[str, Entry] = OrderedDict()
         self.by_tag: dict[str, set[str]] = {}
         self.size = 0
-        # Bumped by every invalidation: an answer computed across one is not stored (it may
-        # have read the data from before the change).
+        # Bumped by every invalidation, whose tags are remembered for a while: an answer
+        # rendered across an invalidation of one of its tags is not stored (it may show the
+        # data from before the change).
         self.generation = 0
+        self.recent: deque[tuple[int, frozenset[str]]] = deque(maxlen=1024)
         self.last_poll = float("-inf")
         self.own: set[int] = set()  # feed ids of this process's commits, not yet polled
+        self.inflight: dict[str, asyncio.Future[Rendered | None]] = {}
+        # Pages to render ahead (warming, refresh), in order; the value: warmed (True) or
+        # refreshed after a read (False).
+        self.pending: OrderedDict[str, bool] = OrderedDict()
+        self.renderer: Renderer | None = None
         self.hits = 0
+        self.stale_hits = 0  # of the hits, answered with a page being rendered again
         self.misses = 0
-        self._task: asyncio.Task[None] | None = None
+        self.rendered_ahead = 0
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._busy: set[asyncio.Future[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] | None = None
 
     # -- lifecycle (the app's lifespan) ---------------------------------------------------------
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()  # bound to this loop (a TestClient runs one per startup)
         self._unsubscribe = changes.subscribe(self._on_local_commit)
+        self._tasks = [asyncio.create_task(self._render_ahead_forever())]
         await self._poll_once()
-        self._task = asyncio.create_task(self._poll_forever())
+        self._tasks.append(asyncio.create_task(self._poll_forever()))
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self._task is not None:
-            self._task.cancel()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
             try:
-                await self._task
+                await task
             except asyncio.CancelledError:
                 pass
+        self._tasks = []
+        # Work already in a thread runs to its end first: the app disposes of its database
+        # engines right after this, and closing a connection under a running query can crash
+        # the driver.
+        await asyncio.gather(*self._busy, return_exceptions=True)
+        self.pending.clear()
         self.clear()
 
     @property
@@ -166,23 +252,35 @@ class PageCache:
         """Serving from the cache is allowed: the feed was read recently."""
         return time.monotonic() - self.last_poll < 4 * self.poll_seconds + 1.0
 
+    async def _finished(self, work: Awaitable[T]) -> T:
+        """Await ``work``, which runs to its end even if the caller is cancelled (``stop``
+        waits for it)."""
+        future = asyncio.ensure_future(work)
+        self._busy.add(future)
+        future.add_done_callback(self._busy.discard)
+        return await asyncio.shield(future)
+
     async def _poll_once(self) -> None:
         try:
-            rows = await anyio.to_thread.run_sync(self.feed.poll)
+            rows = await self._finished(anyio.to_thread.run_sync(self.feed.poll))
         except Exception as exc:  # the database is away: stop serving from memory
             if self.feed.cursor is not None:  # said once per outage, not at every poll
                 logger.warning("the change feed cannot be read (%s): page cache cleared", exc)
             self.clear()
+            self.pending.clear()
             self.feed.cursor = None
             return
-        if rows is None:
+        if rows is None:  # a start, or the feed is back after an outage: warm up afresh
             tags = {changes.EVERYTHING}
+            if self.warm_pages > 0:
+                self._tasks = [t for t in self._tasks if not t.done()]
+                self._tasks.append(asyncio.create_task(self._warm()))
         else:
             # This process's own commits were dropped when they happened: not again.
             tags = {tag for ident, tag in rows if ident not in self.own}
             self.own.difference_update(ident for ident, _ in rows)
-        self.invalidate(tags)
         self.last_poll = time.monotonic()
+        self.invalidate(tags)
 
     async def _poll_forever(self) -> None:
         while True:
@@ -207,7 +305,105 @@ class PageCache:
         if len(self.own) > 100_000:  # echoes that never came (a feed reset): forget them
             self.own.clear()
         self.own |= ids
-        self.invalidate(tags)
+        self.invalidate(tags, local=True)
+
+    # -- rendering ahead of the readers ---------------------------------------------------------
+    async def _warm(self) -> None:
+        try:
+            keys = await self._finished(anyio.to_thread.run_sync(self._warm_keys))
+        except Exception as exc:  # warming is an optimisation: the cache works cold
+            logger.warning("the page cache could not list the pages to warm (%s)", exc)
+            return
+        for key in keys:
+            self.pending.setdefault(key, True)
+        self._wake.set()
+
+    def _warm_keys(self) -> list[str]:
+        with self.factory() as session:
+            return warm_keys(session, self.warm_pages)
+
+    def _queue(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self.pending.setdefault(key, False)
+        if self.pending:
+            self._wake.set()
+
+    async def _render_ahead_forever(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self.pending:
+                key, warm = self.pending.popitem(last=False)
+                await self._render_ahead(key, warm)
+
+    async def _render_ahead(self, key: str, warm: bool) -> None:
+        renderer = self.renderer
+        current = self.entries.get(key)
+        if renderer is None or not self.live or key in self.inflight:
+            return
+        if current is not None and current.stale_since is None:
+            return
+        if warm and self.size >= self.max_bytes * 0.9:
+            return  # warming must not push out pages people have read
+        path, _, query = key.partition("?")
+        tags = route_tags(path, query)
+        if tags is None:
+            return
+        try:
+            rendered = await self._finished(
+                self.fill(key, frozenset(tags), lambda: renderer(path, query))
+            )
+        except Exception:
+            logger.exception("the page cache could not render %s", key)
+            return
+        self.rendered_ahead += 1
+        if rendered.entry is not None:
+            rendered.entry.warm = warm
+        elif rendered.answer.status == 200:  # its data changed meanwhile: again, after the change
+            self.pending.setdefault(key, warm)
+
+    async def fill(
+        self,
+        key: str,
+        tags: frozenset[str],
+        render: Callable[[], Awaitable[Answer]],
+    ) -> Rendered:
+        """Render a page and store it (a 200 whose data did not change meanwhile).  While it
+        renders, ``inflight[key]`` lets other readers of the page wait for it instead."""
+        generation = self.generation
+        flight: asyncio.Future[Rendered | None] = asyncio.get_running_loop().create_future()
+        self.inflight[key] = flight
+        result: Rendered | None = None
+        try:
+            answer = await render()
+            entry = None
+            if answer.status == 200 and self._unchanged_since(generation, tags):
+                digest = hashlib.blake2b(answer.body, digest_size=12).hexdigest()
+                entry = Entry(
+                    answer.status,
+                    answer.headers,
+                    answer.body,
+                    f'"{digest}"'.encode(),
+                    tags,
+                    time.monotonic() + self.max_age,
+                    route=answer.route,
+                )
+                self.put(key, entry)
+            result = Rendered(answer, entry)
+            return result
+        finally:
+            # None (the render failed) sends the waiting readers to render it themselves.
+            flight.set_result(result)
+            if self.inflight.get(key) is flight:
+                del self.inflight[key]
+
+    def _unchanged_since(self, generation: int, tags: frozenset[str]) -> bool:
+        if generation == self.generation:
+            return True
+        later = [(g, t) for g, t in self.recent if g > generation]
+        if len(later) < self.generation - generation:  # forgotten: assume the worst
+            return False
+        return not any(changes.EVERYTHING in t or not t.isdisjoint(tags) for _, t in later)
 
     # -- the store ------------------------------------------------------------------------------
     def clear(self) -> None:
@@ -215,22 +411,45 @@ class PageCache:
         self.by_tag.clear()
         self.size = 0
         self.generation += 1
+        self.recent.append((self.generation, frozenset({changes.EVERYTHING})))
 
-    def invalidate(self, tags: set[str]) -> None:
+    def invalidate(self, tags: set[str], *, local: bool = False) -> None:
+        """Drop the pages showing ``tags``, and queue those worth having to be rendered again.
+
+        A change made elsewhere (``local`` False: polled from the feed) already reaches this
+        process up to a poll late; a page that readers want is then kept, marked stale, and
+        answered for up to ``stale_seconds`` more while it is rendered again, so that readers
+        do not queue behind its render.  This process's own changes drop their pages at once:
+        whoever wrote reads their write.
+        """
         if not tags:
             return
-        self.generation += 1
         if changes.EVERYTHING in tags:
+            self._queue(key for key, entry in self.entries.items() if entry.reads or entry.warm)
             self.clear()
             return
+        self.generation += 1
+        self.recent.append((self.generation, frozenset(tags)))
+        now = time.monotonic()
+        keep_stale = not local and self.stale_seconds > 0
+        again = []
         for tag in tags:
-            for key in self.by_tag.pop(tag, ()):
-                self._drop(key)
+            for key in list(self.by_tag.get(tag, ())):
+                entry = self.entries[key]
+                wanted = bool(entry.reads or entry.warm)
+                if wanted:
+                    again.append(key)
+                if wanted and keep_stale:
+                    if entry.stale_since is None:  # the bound runs from the first change
+                        entry.stale_since = now
+                else:
+                    self._drop(key)
+        self._queue(again)
 
-    def _drop(self, key: str) -> None:
+    def _drop(self, key: str) -> Entry | None:
         entry = self.entries.pop(key, None)
         if entry is None:
-            return
+            return None
         self.size -= len(entry.body)
         for tag in entry.tags:
             keys = self.by_tag.get(tag)
@@ -238,12 +457,16 @@ class PageCache:
                 keys.discard(key)
                 if not keys:
                     del self.by_tag[tag]
+        return entry
 
     def get(self, key: str) -> Entry | None:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        if entry.expires < time.monotonic():
+        now = time.monotonic()
+        if entry.expires < now or (
+            entry.stale_since is not None and now - entry.stale_since > self.stale_seconds
+        ):
             self._drop(key)
             return None
         self.entries.move_to_end(key)
@@ -261,6 +484,44 @@ class PageCache:
             self._drop(next(iter(self.entries)))
 
 
+def warm_keys(session: Session, limit: int) -> list[str]:
+    """The pages to render before anyone asks, most read first, at most ``limit``.
+
+    For each ladder that is not closed: the ladder, its leaderboard pages (as the API's
+    default page size and as the ladder web page reads it), its latest matches; then the
+    pages of its entered agents (the agent, its rating history, its matches), best first.
+    """
+    keys: list[str] = ["/api/matches"]
+    agents: list[int] = []
+    ladders = session.scalars(
+        select(Ladder.id).where(Ladder.state != LadderState.closed).order_by(Ladder.id)
+    ).all()
+    for ladder in ladders:
+        base = f"/api/ladders/{ladder}"
+        keys += [base, f"{base}/leaderboard", cache_key(f"{base}/leaderboard", "limit=200")]
+        keys.append(cache_key("/api/matches", f"ladder_id={ladder}&limit=15"))
+        rows = session.execute(
+            select(LadderEntry.agent_id)
+            .outerjoin(
+                Rating,
+                (Rating.ladder_id == LadderEntry.ladder_id)
+                & (Rating.version_id == LadderEntry.version_id),
+            )
+            .where(LadderEntry.ladder_id == ladder, LadderEntry.active.is_(True))
+            .order_by(func.coalesce(Rating.conservative, -1e9).desc(), LadderEntry.agent_id)
+        ).scalars()
+        entered = list(rows)
+        keys += [f"{base}/leaderboard?offset={k}" for k in range(50, len(entered), 50)]
+        agents += entered
+    seen: set[int] = set()
+    for agent in agents:
+        if agent not in seen:
+            seen.add(agent)
+            a = f"/api/agents/{agent}"
+            keys += [a, f"{a}/ratings", f"/api/matches?agent_id={agent}"]
+    return keys[:limit]
+
+
 class PublicCacheMiddleware:
     """ASGI middleware answering cacheable anonymous GETs from ``app.state.page_cache``."""
 
@@ -268,10 +529,15 @@ class PublicCacheMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            # The cache renders pages ahead through the app below this middleware.
+            cache = getattr(scope["app"].state, "page_cache", None)
+            if cache is not None:
+                cache.renderer = self._renderer(scope["app"])
         if scope["type"] != "http" or scope["method"] != "GET":
             await self.app(scope, receive, send)
             return
-        cache: PageCache | None = getattr(scope["app"].state, "page_cache", None)
+        cache = getattr(scope["app"].state, "page_cache", None)
         query = scope["query_string"].decode("latin-1")
         tags = route_tags(scope["path"], query)
         if (
@@ -282,64 +548,90 @@ class PublicCacheMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        key = f"{scope['path']}?{query}"
+        key = cache_key(scope["path"], query)
         entry = cache.get(key)
         if entry is not None:
+            scope["route"] = entry.route  # the request metrics' label: no router saw it
             cache.hits += 1
+            entry.reads += 1
+            if entry.stale_since is not None:
+                cache.stale_hits += 1
             await _send_entry(scope, send, entry)
             return
+        flight = cache.inflight.get(key)
+        if flight is not None:
+            rendered = await asyncio.shield(flight)
+            if rendered is not None and (
+                rendered.entry is not None or rendered.answer.status != 200
+            ):
+                scope["route"] = rendered.answer.route
+                cache.hits += 1
+                await _send_rendered(scope, send, rendered, hit=True)
+                return
         cache.misses += 1
-        await self._fill(cache, key, frozenset(tags), scope, receive, send)
+        rendered = await cache.fill(key, frozenset(tags), lambda: self._render(scope, receive))
+        await _send_rendered(scope, send, rendered, hit=False)
 
-    async def _fill(
-        self,
-        cache: PageCache,
-        key: str,
-        tags: frozenset[str],
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        generation = cache.generation
-        start: Message | None = None
+    async def _render(self, scope: Scope, receive: Receive) -> Answer:
+        """The app's answer, whole (these routes answer small, complete JSON bodies; the
+        ETag needs the whole body first)."""
+        status = 500
+        headers: list[tuple[bytes, bytes]] = []
         chunks: list[bytes] = []
-        # Held back, start and body: the ETag needs the whole body first (these routes
-        # answer small, complete JSON bodies).
-        held: list[Message] = []
 
         async def hold(message: Message) -> None:
-            held.append(message)
-
-        await self.app(scope, receive, hold)
-        for message in held:
+            nonlocal status, headers
             if message["type"] == "http.response.start":
-                start = message
+                status = int(message["status"])
+                headers = [
+                    (k, v) for k, v in message.get("headers", []) if k.lower() != b"content-length"
+                ]
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
-        if start is None:
-            return
-        body = b"".join(chunks)
-        status = int(start["status"])
-        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-        if status == 200 and cache.generation == generation:
-            etag = b'"' + hashlib.blake2b(body, digest_size=12).hexdigest().encode() + b'"'
-            entry = Entry(status, headers, body, etag, tags, time.monotonic() + cache.max_age)
-            cache.put(key, entry)
-            await _send_entry(scope, send, entry, hit=False)
-            return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [*headers, (b"content-length", str(len(body)).encode())],
+
+        await self.app(scope, receive, hold)
+        return Answer(status, headers, b"".join(chunks), scope.get("route"))
+
+    def _renderer(self, root: Any) -> Renderer:
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def render(path: str, query: str) -> Answer:
+            scope: Scope = {
+                "type": "http",
+                "asgi": {"version": "3.0", "spec_version": "2.3"},
+                "http_version": "1.1",
+                "method": "GET",
+                "scheme": "http",
+                "server": ("127.0.0.1", 80),
+                "client": ("127.0.0.1", 0),
+                "root_path": "",
+                "path": path,
+                "raw_path": path.encode(),
+                "query_string": query.encode(),
+                "headers": [(b"host", b"page-cache")],
+                "app": root,
+                "state": {},
             }
-        )
-        await send({"type": "http.response.body", "body": body})
+            return await self._render(scope, receive)
+
+        return render
+
+
+async def _send_rendered(scope: Scope, send: Send, rendered: Rendered, *, hit: bool) -> None:
+    if rendered.entry is not None:
+        await _send_entry(scope, send, rendered.entry, hit=hit)
+        return
+    answer = rendered.answer
+    headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": answer.body})
 
 
 async def _send_entry(scope: Scope, send: Send, entry: Entry, *, hit: bool = True) -> None:
     headers: list[Any] = [*entry.headers, (b"etag", entry.etag)]
-    headers.append((b"x-cache", b"hit" if hit else b"miss"))
+    state = b"miss" if not hit else b"hit" if entry.stale_since is None else b"stale"
+    headers.append((b"x-cache", state))
     if any(k == b"if-none-match" and entry.etag in v for k, v in scope["headers"]):
         await send({"type": "http.response.start", "status": 304, "headers": headers})
         await send({"type": "http.response.body", "body": b""})

@@ -25,6 +25,8 @@ Metrics (all prefixed ``cow006_``):
 
 ``HttpMetrics`` is an ASGI middleware counting this process's own requests (per route
 template, never per raw path: the label set stays bounded) and their latency.
+``PageCacheCollector`` reports this process's page cache (``cow006_page_cache_*``: entries,
+bytes, hits, misses, pages rendered ahead, pages waiting to be rendered ahead).
 """
 
 from __future__ import annotations
@@ -307,6 +309,38 @@ class HttpMetrics:
             method = str(scope.get("method", ""))
             self.requests.labels(method, route, str(status)).inc()
             self.latency.labels(method, route).observe(time.perf_counter() - started)
+
+
+class PageCacheCollector(Collector):
+    """This process's page cache (``cache.PageCache``), read live at each scrape."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterable[Metric]:
+        c = self.cache
+        yield GaugeMetricFamily(
+            "cow006_page_cache_entries", "Pages held by this process's cache.", value=len(c.entries)
+        )
+        yield GaugeMetricFamily(
+            "cow006_page_cache_bytes", "Bytes of pages held by this process's cache.", value=c.size
+        )
+        yield GaugeMetricFamily(
+            "cow006_page_cache_pending",
+            "Pages waiting to be rendered ahead (warming, refresh).",
+            value=len(c.pending),
+        )
+        yield CounterMetricFamily(
+            "cow006_page_cache_hits", "Reads answered from the cache.", value=c.hits
+        )
+        yield CounterMetricFamily(
+            "cow006_page_cache_misses", "Cacheable reads the app had to render.", value=c.misses
+        )
+        yield CounterMetricFamily(
+            "cow006_page_cache_rendered_ahead",
+            "Pages rendered ahead of their readers (warming, refresh).",
+            value=c.rendered_ahead,
+        )
 
 
 def registry_for(

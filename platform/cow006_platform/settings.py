@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     cache_bytes: int = 128 * 1024 * 1024  # per API process
     cache_poll_seconds: float = 0.25
     cache_max_age: float = 120.0
+    # Pages rendered ahead at start (cache.warm_keys: leaderboards, then the entered agents'
+    # pages, best first); 0 turns warming off.  About 3 pages per entered agent.
+    cache_warm_pages: int = 20_000
+    # A read page whose data another process changed may be answered this much longer while
+    # it is rendered again (0: dropped at once, readers render it).
+    cache_stale_seconds: float = 1.0
 
     # -- distributed execution (cow006_workers) ------------------------------------------------
     # The Celery broker: redis://127.0.0.1:6379/0 in production.  Empty: the embedded default,

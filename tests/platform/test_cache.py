@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from apitools import Api, RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import select
 
 from cow006_platform import changes, db
-from cow006_platform.cache import FeedReader, route_tags
+from cow006_platform.cache import (
+    Answer,
+    Entry,
+    FeedReader,
+    PageCache,
+    PublicCacheMiddleware,
+    cache_key,
+    route_tags,
+)
 from cow006_platform.models import Change, LadderEntry, Match, MatchKind, MatchStatus
 from cow006_platform.settings import Settings
 
@@ -132,8 +142,8 @@ def test_own_writes_are_seen_at_once(fast_api: Api) -> None:
     listed = fast_api.client.get(f"/api/matches?agent_id={agent_id}")
     assert [m["status"] for m in listed.json()["items"]] == ["running"]
     play_and_finish(fast_api.session_factory, match_id)
+    # Read before, so rendered again at once (refresh): a hit or a miss, but of the new data.
     board = fast_api.client.get(url)
-    assert board.headers["x-cache"] == "miss"
     assert sum(row["matches"] for row in board.json()["items"]) == 4
     listed = fast_api.client.get(f"/api/matches?agent_id={agent_id}")
     assert [m["status"] for m in listed.json()["items"]] == ["finished"]
@@ -213,3 +223,199 @@ def test_the_feed_reader_picks_up_ids_that_commit_late(api: Api) -> None:
     assert reader.poll() == [(top + 1, "agent:10")]
     assert sorted(reader.gaps) == [top + 2]
     assert reader.poll() == []
+
+
+# --- rendering ahead: warming, refresh, one render per page ---------------------------------
+
+
+def test_cache_keys_leave_out_defaults_and_ignore_parameter_order() -> None:
+    assert cache_key("/api/ladders/1/leaderboard", "limit=50&offset=0") == (
+        "/api/ladders/1/leaderboard"
+    )
+    assert cache_key("/api/ladders/1/leaderboard", "offset=100&limit=50") == (
+        "/api/ladders/1/leaderboard?offset=100"
+    )
+    assert cache_key("/api/matches", "limit=15&ladder_id=2") == "/api/matches?ladder_id=2&limit=15"
+    assert (
+        cache_key("/api/matches", "agent_id=3&agent_id=4") == "/api/matches?agent_id=3&agent_id=4"
+    )
+    assert cache_key("/api/matches", "limit=") == "/api/matches?limit="
+
+
+def _until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def test_a_new_process_warms_the_pages_people_read(
+    fast_api: Api, db_url: str, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from cow006_platform.app import create_app
+
+    ladder, _, _ = _ladder_with_entries(fast_api)
+    stranger = fast_api.user()  # a token bypasses the cache: the app's own answer
+    with fast_api.session_factory() as session:
+        agents = session.scalars(
+            select(LadderEntry.agent_id).where(LadderEntry.ladder_id == ladder)
+        ).all()
+    settings = Settings(database_url=db_url, data_dir=tmp_path / "data2")
+    app = create_app(settings, executor=RecordingExecutor())
+    cache = app.state.page_cache
+    with TestClient(app) as client:
+        _until(lambda: not cache.pending and cache.entries, "the cache never warmed")
+        urls = [
+            f"/api/ladders/{ladder}",
+            f"/api/ladders/{ladder}/leaderboard?limit=50&offset=0",  # = the default page
+            f"/api/ladders/{ladder}/leaderboard?limit=200",  # as the ladder web page reads it
+            *(f"/api/agents/{a}" for a in agents),
+            *(f"/api/agents/{a}/ratings" for a in agents),
+            *(f"/api/matches?agent_id={a}" for a in agents),
+        ]
+        for url in urls:
+            r = client.get(url)
+            assert r.status_code == 200
+            assert r.headers["x-cache"] == "hit", url
+            assert r.content == client.get(url, headers=stranger).content, url
+        assert cache.misses == 0
+
+
+def test_warming_is_off_at_zero_and_never_outgrows_the_budget(
+    fast_api: Api, db_url: str, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from cow006_platform.app import create_app
+
+    _ladder_with_entries(fast_api)
+    for pages, budget in ((0, 128 << 20), (1000, 1)):
+        settings = Settings(
+            database_url=db_url,
+            data_dir=tmp_path / "data2",
+            cache_warm_pages=pages,
+            cache_bytes=budget,
+        )
+        app = create_app(settings, executor=RecordingExecutor())
+        with TestClient(app):
+            time.sleep(0.3)
+            assert not app.state.page_cache.entries
+
+
+def test_a_read_page_whose_data_changes_is_rendered_again_before_the_next_read(
+    fast_api: Api,
+) -> None:
+    ladder, versions, _ = _ladder_with_entries(fast_api)
+    cache = fast_api.client.app.state.page_cache  # type: ignore[attr-defined]
+    url = f"/api/ladders/{ladder}/leaderboard"
+    _until_hit(fast_api, url)
+    match_id = new_match(
+        fast_api.session_factory, kind=MatchKind.ladder, version_ids=versions, ladder_id=ladder
+    )
+    play_and_finish(fast_api.session_factory, match_id)
+    # Nobody reads it meanwhile: the cache renders the new leaderboard by itself.
+    _until(
+        lambda: url in cache.entries and cache.pending == {} and not cache.inflight,
+        "the leaderboard was never rendered again",
+    )
+    misses = cache.misses
+    board = fast_api.client.get(url)
+    assert board.headers["x-cache"] == "hit"
+    assert sum(row["matches"] for row in board.json()["items"]) == 4
+    assert cache.misses == misses
+
+
+def _counting_app(cache: PageCache, delay: float) -> tuple[Any, list[str]]:
+    """A Starlette app with one cached route that sleeps, behind the cache middleware."""
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    renders: list[str] = []
+
+    async def agent(request: Any) -> JSONResponse:
+        renders.append(request.url.path)
+        await asyncio.sleep(delay)
+        return JSONResponse({"id": int(request.path_params["agent_id"]), "n": len(renders)})
+
+    app = Starlette(routes=[Route("/api/agents/{agent_id:int}", agent)])
+    app.add_middleware(PublicCacheMiddleware)
+    app.state.page_cache = cache
+    cache.last_poll = time.monotonic() + 3600  # live without a poller (no database here)
+    return app, renders
+
+
+def _cache(stale_seconds: float = 0.0) -> PageCache:
+    return PageCache(
+        None,  # type: ignore[arg-type]  # no feed: these tests never start its poller
+        max_bytes=1 << 20,
+        poll_seconds=60,
+        max_age=60,
+        stale_seconds=stale_seconds,
+    )
+
+
+def _entry(tags: set[str], reads: int = 0) -> Entry:
+    return Entry(200, [], b"{}", b'"e"', frozenset(tags), time.monotonic() + 60, reads=reads)
+
+
+def test_a_read_page_changed_elsewhere_is_answered_stale_for_a_bounded_time() -> None:
+    cache = _cache(stale_seconds=0.2)
+    cache.put("/api/agents/1", _entry({"agent:1"}, reads=1))
+    cache.put("/api/agents/2", _entry({"agent:2"}))  # never read: not worth keeping
+    cache.invalidate({"agent:1", "agent:2"})  # polled: another process's commit
+    stale = cache.get("/api/agents/1")
+    assert stale is not None and stale.stale_since is not None
+    assert cache.get("/api/agents/2") is None
+    assert list(cache.pending) == ["/api/agents/1"]  # to be rendered again
+    first = stale.stale_since
+    cache.invalidate({"agent:1"})  # changed again: the bound still runs from the first
+    assert cache.get("/api/agents/1") is stale and stale.stale_since == first
+    time.sleep(0.25)
+    assert cache.get("/api/agents/1") is None  # past the bound: readers render it
+
+
+def test_own_changes_drop_pages_at_once() -> None:
+    cache = _cache(stale_seconds=10)
+    cache.put("/api/agents/1", _entry({"agent:1"}, reads=5))
+    cache.invalidate({"agent:1"}, local=True)
+    assert cache.get("/api/agents/1") is None
+    assert list(cache.pending) == ["/api/agents/1"]
+
+
+def test_readers_missing_the_same_page_wait_for_one_render() -> None:
+    import httpx
+
+    async def scenario() -> None:
+        app, renders = _counting_app(_cache(), delay=0.2)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            answers = await asyncio.gather(*(client.get("/api/agents/7") for _ in range(10)))
+        assert renders == ["/api/agents/7"]
+        assert {r.content for r in answers} == {answers[0].content}
+        assert sorted(r.headers["x-cache"] for r in answers) == ["hit"] * 9 + ["miss"]
+
+    asyncio.run(scenario())
+
+
+def test_a_render_across_a_change_of_its_data_is_not_stored() -> None:
+    async def scenario() -> None:
+        cache = _cache()
+
+        def render_while(tags: set[str]) -> Callable[[], Any]:
+            async def render() -> Answer:
+                cache.invalidate(tags)  # a change lands while the page is being built
+                return Answer(200, [], b"{}", None)
+
+            return render
+
+        kept = await cache.fill("/api/agents/1", frozenset({"agent:1"}), render_while({"agent:2"}))
+        assert kept.entry is not None and "/api/agents/1" in cache.entries
+        lost = await cache.fill("/api/agents/3", frozenset({"agent:3"}), render_while({"agent:3"}))
+        assert lost.entry is None and "/api/agents/3" not in cache.entries
+        lost = await cache.fill("/api/agents/4", frozenset({"agent:4"}), render_while({"*"}))
+        assert lost.entry is None and "/api/agents/4" not in cache.entries
+
+    asyncio.run(scenario())

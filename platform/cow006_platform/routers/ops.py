@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from .. import readiness
-from ..metrics import HttpMetrics, registry_for
+from ..metrics import HttpMetrics, PageCacheCollector, registry_for
 from ..settings import Settings
 
 router = APIRouter(include_in_schema=False)
@@ -79,5 +79,7 @@ def install(app: FastAPI) -> None:
     )
     app.state.metrics_registry = registry
     app.state.metrics_collector = collector
+    if app.state.page_cache is not None:
+        registry.register(PageCacheCollector(app.state.page_cache))
     app.add_middleware(HttpMetrics, registry=registry)
     app.include_router(router)
