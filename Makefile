@@ -5,7 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-engine bench-bots bench-throughput venv clean
+.PHONY: run test lint bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
+	venv clean
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,7 +34,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-bench: bench-engine bench-bots bench-throughput
+bench: bench-engine bench-bots bench-throughput bench-api bench-convergence
 
 bench-engine: $(STAMP)
 	$(PY) bench/engine.py
@@ -44,6 +45,13 @@ bench-bots: $(STAMP)
 # Needs PostgreSQL and Redis on 127.0.0.1 (see docs/operations.md).
 bench-throughput: $(STAMP)
 	$(PY) bench/throughput.py
+
+# Needs PostgreSQL on 127.0.0.1: seeds a database of its own (cow006_bench), reads, drops it.
+bench-api: $(STAMP)
+	$(PY) bench/api.py
+
+bench-convergence: $(STAMP)
+	$(PY) bench/convergence.py --scenario both
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

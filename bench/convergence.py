@@ -1,9 +1,19 @@
 """Rating convergence: matches until the ladder's order is right, ladder matchmaking vs random.
 
-A pool of 8 agents of a known strength order: the built-in ``greedy`` heuristic that plays a
-uniformly random card instead with probability eps, eps in {0, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8,
-1.0} (eps 0 is plain greedy, the strongest; eps 1 plays at random).  The order is first checked
-empirically: matches at uniformly random 4-player tables, mean rank and mean penalty per agent.
+A pool of 8 agents of a known strength order, chosen by ``--pool``:
+
+* ``eps`` (the default): the built-in ``greedy`` heuristic (``--base``) that plays a uniformly
+  random card instead with probability eps, eps in {0, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0}
+  (eps 0 is plain greedy, the strongest; eps 1 plays at random).  Equally spaced, and
+  neighbours are near coin flips.
+* ``builtins``: the SDK's distinct cheap built-ins and eps-mixtures of them, spanning their
+  whole range, strongest first: ``safe``, ``greedy``, ``greedy`` with eps 0.2, 0.5, 0.65 and
+  0.8, ``random``, ``lowest`` (``montecarlo`` is left out: about 10 ms per decision).  The
+  mixtures fill the wide gap between ``greedy`` and ``random`` so that neighbours are roughly
+  evenly spaced in mean rank (``BUILTINS_POOL``).
+
+The order is first checked empirically: matches at uniformly random 4-player tables, mean rank
+and mean penalty per agent.
 
 Two scenarios, per trial and per method, each a TrueSkill ladder (explicit environment: mu 25,
 sigma 25/3, beta 25/6, tau 25/300, draw probability 0.011, the platform's defaults) playing
@@ -14,8 +24,9 @@ sigma 25/3, beta 25/6, tau 25/300, draw probability 0.011, the platform's defaul
   also by mu) and the known order is >= 0.9 and stays so for the next ``--stay`` matches.  Also
   the mean number of discordant pairs over matches ``--window``/3 .. ``--window``.
 * ``newcomer``: 7 agents play ``--warmup`` matches at random tables (the same for both
-  methods), then agent ``trial % 8`` joins unrated; the figure is the number of matches from
-  its arrival until at most one agent is on the wrong side of it, for ``--stay`` more.
+  methods), then agent ``trial % 8`` (index 0 the strongest) joins unrated; the figure is the
+  number of matches from its arrival until at most one agent is on the wrong side of it, for
+  ``--stay`` more.
 
 Methods:
 
@@ -30,7 +41,7 @@ A trial that does not get there within ``--max-matches`` counts as "more than th
 ratio of medians matchmaking / random with a 90 % bootstrap interval.
 
     python bench/convergence.py [--trials 40] [--scenario fresh|newcomer|both] [--depth 1]
-                                [--max-matches 1500] [--jobs 1] [--json]
+                                [--pool eps|builtins] [--max-matches 1500] [--jobs 1] [--json]
                                 [--bank K] [--policy matchmaking|oracle]
 
 Two tools for exploring designs, never used for the published figures unless said so:
@@ -58,6 +69,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import trueskill
@@ -106,6 +118,57 @@ class EpsilonAgent(Agent):
         return self.base.take_row(view)
 
 
+@dataclass(frozen=True)
+class Member:
+    """One agent of the pool: built-in ``base`` playing a random card with probability ``eps``."""
+
+    base: str
+    eps: float
+    label: str
+
+    def agent(self) -> EpsilonAgent:
+        """A fresh agent for one seat (agents keep per-match state)."""
+        return EpsilonAgent(self.base, self.eps)
+
+
+# A pool is a tuple of members, index 0 the strongest: the known order.
+Pool = tuple[Member, ...]
+POOLS = ("eps", "builtins")
+
+
+def _mix(base: str, eps: float = 0.0) -> Member:
+    return Member(base, eps, f"{base}-eps{eps:g}" if eps else base)
+
+
+# ``--pool builtins``: the cheap built-ins' whole range, from the strongest (``safe``) to the
+# weakest (``lowest``).  The four pure bots are fixed; the four mixtures sit where they split
+# the range into roughly even steps of mean rank.  Measured once, before any convergence run,
+# with ``verify_order`` on a field of 13 candidates (8000 matches, seed 777): safe 1.80,
+# greedy 2.11, random 3.25, lowest 3.59, so safe..greedy and random..lowest are about one step
+# each (0.26 = the range / 7) and the four mixtures go between greedy and random (greedy-eps
+# 0.2: 2.35, 0.5: 2.64, 0.65: 2.85, 0.8: 3.04).  Mixtures of safe fall too close to greedy
+# (safe-eps0.1: 1.97) or below it (safe-eps0.3: 2.28), which breaks the order.
+BUILTINS_POOL: Pool = (
+    _mix("safe"),
+    _mix("greedy"),
+    _mix("greedy", 0.2),
+    _mix("greedy", 0.5),
+    _mix("greedy", 0.65),
+    _mix("greedy", 0.8),
+    _mix("random"),
+    _mix("lowest"),
+)
+
+
+def make_pool(name: str, base: str) -> Pool:
+    """The pool ``name`` (``POOLS``); ``base`` is the eps pool's bot."""
+    if name == "eps":
+        return tuple(Member(base, e, f"{base}-eps{e:g}") for e in EPSILONS)
+    if name == "builtins":
+        return BUILTINS_POOL
+    raise ValueError(f"unknown pool {name!r}; the pools are: {', '.join(POOLS)}")
+
+
 # ``--bank K``: instead of playing, replay one of K real matches recorded per 4-combination of
 # the pool (sorted agent indices -> each agent's rank, in that order).  A fast surrogate for
 # exploring designs; the published figures play every match.
@@ -114,28 +177,28 @@ BANK: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
 POLICY = "matchmaking"
 
 
-def play(base: str, table: Sequence[int], seed: int) -> list[int]:
+def play(pool: Pool, table: Sequence[int], seed: int) -> list[int]:
     """Play one match of pool agents ``table`` (seat order); their ranks, 1 = best."""
     if BANK:
         combo = tuple(sorted(table))
         results = BANK[combo]
         rank_of = dict(zip(combo, results[seed % len(results)], strict=True))
         return [rank_of[i] for i in table]
-    log = play_match([EpsilonAgent(base, EPSILONS[i]) for i in table], seed)
+    log = play_match([pool[i].agent() for i in table], seed)
     return [int(r) for r in log["ranks"]]
 
 
-def build_bank(base: str, k: int, seed: int) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+def build_bank(pool: Pool, k: int, seed: int) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
     """``k`` real matches per 4-combination of the pool, seats shuffled, seeds drawn from
     ``seed``: each as the ranks of the combination's agents in sorted order."""
     rng = random.Random(seed)
     bank: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
-    for combo in itertools.combinations(range(len(EPSILONS)), PLAYERS):
+    for combo in itertools.combinations(range(len(pool)), PLAYERS):
         rows = []
         for _ in range(k):
             seats = list(combo)
             rng.shuffle(seats)
-            log = play_match([EpsilonAgent(base, EPSILONS[i]) for i in seats], rng.getrandbits(31))
+            log = play_match([pool[i].agent() for i in seats], rng.getrandbits(31))
             rank_of = {i: int(r) for i, r in zip(seats, log["ranks"], strict=True)}
             rows.append(tuple(rank_of[i] for i in combo))
         bank[combo] = rows
@@ -164,21 +227,22 @@ def oracle_table(ladder: Ladder, rng: random.Random) -> list[int]:
     return table
 
 
-def verify_order(base: str, matches: int, seed: int) -> dict[str, Any]:
+def verify_order(pool: Pool, matches: int, seed: int) -> dict[str, Any]:
     """The strength order, measured: ``matches`` uniformly random 4-player tables.
 
-    Per agent its mean rank and mean penalty; per neighbouring pair (eps_i, eps_i+1) the share
-    of their shared matches the stronger one finished ahead in (a tie counts half).
+    Per agent its mean rank and mean penalty; per neighbouring pair (i, i + 1 in the known
+    order) the share of their shared matches the stronger one finished ahead in (a tie counts
+    half).
     """
-    n = len(EPSILONS)
+    n = len(pool)
     rng = random.Random(seed)
-    ranks: list[list[int]] = [[] for _ in EPSILONS]
-    scores: list[list[int]] = [[] for _ in EPSILONS]
+    ranks: list[list[int]] = [[] for _ in pool]
+    scores: list[list[int]] = [[] for _ in pool]
     ahead = [0.0] * (n - 1)
     shared = [0] * (n - 1)
     for _ in range(matches):
         table = rng.sample(range(n), PLAYERS)
-        log = play_match([EpsilonAgent(base, EPSILONS[i]) for i in table], rng.getrandbits(31))
+        log = play_match([pool[i].agent() for i in table], rng.getrandbits(31))
         rank_of = {i: int(log["ranks"][seat]) for seat, i in enumerate(table)}
         for seat, i in enumerate(table):
             ranks[i].append(rank_of[i])
@@ -188,11 +252,12 @@ def verify_order(base: str, matches: int, seed: int) -> dict[str, Any]:
                 d = rank_of[i + 1] - rank_of[i]
                 ahead[i] += 1.0 if d > 0 else 0.5 if d == 0 else 0.0
     rows = []
-    for i, eps in enumerate(EPSILONS):
+    for i, member in enumerate(pool):
         k = len(ranks[i])
         rows.append(
             {
-                "eps": eps,
+                "agent": member.label,
+                "eps": member.eps,
                 "matches": k,
                 "mean_rank": statistics.fmean(ranks[i]),
                 "rank_se": statistics.stdev(ranks[i]) / k**0.5,
@@ -244,10 +309,10 @@ class Ladder:
     """One ladder of pool agents: TrueSkill ratings, game counts, a virtual clock (one tick per
     finished match) and a queue of planned tables, as the platform keeps them."""
 
-    def __init__(self, base: str, active: Sequence[int]) -> None:
-        self.base = base
+    def __init__(self, pool: Pool, active: Sequence[int]) -> None:
+        self.pool = pool
         self.env = trueskill.TrueSkill(**TS_PARAMS, backend=None)
-        n = len(EPSILONS)
+        n = len(pool)
         self.ratings = [self.env.create_rating() for _ in range(n)]
         self.games = [0] * n
         self.last: list[float | None] = [None] * n
@@ -280,7 +345,7 @@ class Ladder:
                 self.queued[i] += 1
             self.queue.append(table)
         table = self.queue.popleft()
-        ranks = play(self.base, table, seed)
+        ranks = play(self.pool, table, seed)
         new = self.env.rate([(self.ratings[i],) for i in table], ranks=ranks)
         self.clock += 1.0
         for i, (r,) in zip(table, new, strict=True):
@@ -297,12 +362,12 @@ class Ladder:
 
 
 def run_fresh(
-    method: str, trial: int, base: str, max_matches: int, stay: int, depth: int, window: int
+    method: str, trial: int, pool: Pool, max_matches: int, stay: int, depth: int, window: int
 ) -> dict[str, Any]:
     """A fresh ladder of all 8 under ``method``: matches to a stable tau (by mu - 3 sigma and by
     mu), and the mean number of discordant pairs (mu - 3 sigma) over matches window/3..window."""
-    n = len(EPSILONS)
-    ladder = Ladder(base, range(n))
+    n = len(pool)
+    ladder = Ladder(pool, range(n))
     game_seeds = random.Random(f"games:{trial}")  # the same match seeds under both methods
     rng = random.Random(f"{method}:{trial}")
     by_c, by_mu = Stability(stay), Stability(stay)
@@ -337,11 +402,11 @@ def misplaced(values: Sequence[float], i: int) -> int:
 
 
 @functools.lru_cache(maxsize=2)
-def warm_ladder(base: str, trial: int, newcomer: int, warmup: int) -> Ladder:
+def warm_ladder(pool: Pool, trial: int, newcomer: int, warmup: int) -> Ladder:
     """The 7 others after ``warmup`` matches at uniformly random tables: a settled ladder.
     The same for both methods (it depends on the trial only), so played once per trial and
     copied (``run_all`` runs a trial's two methods one after the other)."""
-    ladder = Ladder(base, [i for i in range(len(EPSILONS)) if i != newcomer])
+    ladder = Ladder(pool, [i for i in range(len(pool)) if i != newcomer])
     seeds = random.Random(f"warmup-games:{trial}")
     rng = random.Random(f"warmup:{trial}")
     for _ in range(warmup):
@@ -350,13 +415,13 @@ def warm_ladder(base: str, trial: int, newcomer: int, warmup: int) -> Ladder:
 
 
 def run_newcomer(
-    method: str, trial: int, base: str, max_matches: int, stay: int, depth: int, warmup: int
+    method: str, trial: int, pool: Pool, max_matches: int, stay: int, depth: int, warmup: int
 ) -> dict[str, Any]:
     """A newcomer (agent ``trial % 8``) joins a settled ladder of the 7 others: matches from
     its arrival until at most one agent is on the wrong side of it, for ``stay`` more matches
     (by mu - 3 sigma and by mu).  Also its share of the first 40 matches."""
-    newcomer = trial % len(EPSILONS)
-    ladder = copy.deepcopy(warm_ladder(base, trial, newcomer, warmup))
+    newcomer = trial % len(pool)
+    ladder = copy.deepcopy(warm_ladder(pool, trial, newcomer, warmup))
     ladder.join(newcomer)
     game_seeds = random.Random(f"games:{trial}")
     rng = random.Random(f"{method}:{trial}")
@@ -457,7 +522,12 @@ def run_all(fn: Any, trials: range, jobs: int, rest: tuple[Any, ...]) -> list[di
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=40, help="independent ladders per method")
+    ap.add_argument(
+        "--trials",
+        type=int,
+        default=40,
+        help="independent ladders per method (0: only the strength order check)",
+    )
     ap.add_argument(
         "--first-trial", type=int, default=0, help="index of the first trial (replicates)"
     )
@@ -475,7 +545,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--scenario", choices=["fresh", "newcomer", "both"], default="both", help="what to run"
     )
     ap.add_argument("--warmup", type=int, default=200, help="newcomer: matches of the 7 first")
-    ap.add_argument("--base", default="greedy", choices=["greedy", "safe"])
+    ap.add_argument(
+        "--pool",
+        choices=POOLS,
+        default="eps",
+        help="the 8 agents: eps = one built-in (--base) mixed with random moves at 8 eps "
+        "levels; builtins = the cheap built-ins (safe, greedy, random, lowest) and "
+        "eps-mixtures of them, spanning their whole range",
+    )
+    ap.add_argument(
+        "--base",
+        choices=["greedy", "safe"],
+        default=None,
+        help="--pool eps only: the bot the eps levels mix with random moves (default greedy)",
+    )
     ap.add_argument("--verify", type=int, default=2000, help="matches of the order check")
     ap.add_argument("--jobs", type=int, default=1, help="processes (the runs are independent)")
     ap.add_argument(
@@ -494,30 +577,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args(argv)
+    if args.base is not None and args.pool != "eps":
+        ap.error(f"--base applies to --pool eps only, not to --pool {args.pool}")
+    pool = make_pool(args.pool, args.base or "greedy")
+    labels = [m.label for m in pool]
     t0 = time.perf_counter()
     global POLICY
     POLICY = args.policy
     BANK.clear()
     if args.bank > 0:
-        BANK.update(build_bank(args.base, args.bank, seed=99))
+        BANK.update(build_bank(pool, args.bank, seed=99))
 
-    check = verify_order(args.base, args.verify, seed=12345) if args.verify > 0 else None
+    check = verify_order(pool, args.verify, seed=12345) if args.verify > 0 else None
     if check is not None and not args.json:
-        print(f"strength order check: {args.verify} random {PLAYERS}-player tables")
-        print("  eps    matches  mean rank (±se)  mean penalty  ahead of the next (shared)")
+        width = max(len(label) for label in labels)
+        print(
+            f"strength order check, pool {args.pool}: {args.verify} random {PLAYERS}-player tables"
+        )
+        print(
+            f"  {'agent':<{width}}  matches  mean rank (±se)  mean penalty  "
+            "ahead of the next (shared)"
+        )
         for row in check["rows"]:
             nxt = ""
             if row["ahead_of_next"] is not None:
                 nxt = f"{row['ahead_of_next']:.3f} ({row['shared_with_next']})"
             print(
-                f"  {row['eps']:<5g}  {row['matches']:7d}  {row['mean_rank']:.3f} "
+                f"  {row['agent']:<{width}}  {row['matches']:7d}  {row['mean_rank']:.3f} "
                 f"(±{row['rank_se']:.3f})  {row['mean_score']:12.1f}  {nxt}"
             )
-        print(f"  mean rank increases with eps: {'yes' if check['ok'] else 'NO'}")
+        print(f"  mean rank follows the known order: {'yes' if check['ok'] else 'NO'}")
 
     summary: dict[str, Any] = {
         "players": PLAYERS,
-        "pool": [f"{args.base}-eps{e:g}" for e in EPSILONS],
+        "pool": args.pool,
+        "agents": labels,  # index 0 the strongest: the known order
         "trueskill": TS_PARAMS,
         "trials": args.trials,
         "first_trial": args.first_trial,
@@ -528,9 +622,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "policy": args.policy,
         "order_check": check,
     }
-    common = (args.base, args.max_matches, args.stay, args.depth)
+    common = (pool, args.max_matches, args.stay, args.depth)
     trials = range(args.first_trial, args.first_trial + args.trials)
-    if args.scenario in ("fresh", "both"):
+    if args.trials > 0 and args.scenario in ("fresh", "both"):
         fresh = run_all(run_fresh, trials, args.jobs, (*common, args.window))
         summary["fresh"] = compare(fresh, args.max_matches)
         summary["fresh"]["window"] = args.window
@@ -539,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 m: statistics.fmean(r["discordant"] for r in fresh if r["method"] == m)
                 for m in METHODS
             }
-    if args.scenario in ("newcomer", "both"):
+    if args.trials > 0 and args.scenario in ("newcomer", "both"):
         newc = run_all(run_newcomer, trials, args.jobs, (*common, args.warmup))
         summary["newcomer"] = compare(newc, args.max_matches)
         summary["newcomer"]["warmup"] = args.warmup
@@ -550,8 +644,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # median matches (mu - 3 sigma) per newcomer strength: a weak newcomer is "placed" at
         # once (it starts at the bottom of the board, mu - 3 sigma = 0), a strong one must climb
         cut = args.max_matches + 1
-        summary["newcomer"]["by_eps"] = {
-            f"{eps:g}": {
+        summary["newcomer"]["by_newcomer"] = {
+            label: {
                 m: statistics.median(
                     r["conservative"] or cut
                     for r in newc
@@ -559,7 +653,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 for m in METHODS
             }
-            for i, eps in enumerate(EPSILONS)
+            for i, label in enumerate(labels)
             if any(r["newcomer"] == i for r in newc)
         }
     summary["seconds"] = round(time.perf_counter() - t0, 1)
@@ -567,7 +661,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    setup = f"{args.trials} trials, queue depth {args.depth}, cut-off {args.max_matches}"
+    setup = (
+        f"pool {args.pool}, {args.trials} trials, queue depth {args.depth}, "
+        f"cut-off {args.max_matches}"
+    )
     if args.bank > 0:
         setup += f"; SURROGATE: replayed from {args.bank} matches per table"
     if args.policy != "matchmaking":
@@ -580,7 +677,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if args.window > 0:
             d = summary["fresh"]["discordant"]
-            pairs = len(EPSILONS) * (len(EPSILONS) - 1) // 2
+            pairs = len(pool) * (len(pool) - 1) // 2
             print(
                 f"  discordant pairs of {pairs} by mu - 3 sigma, mean over matches "
                 f"{args.window // 3 + 1}-{args.window}: matchmaking {d['matchmaking']:.2f}, "
@@ -597,12 +694,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  the newcomer's games in its first 40 matches: matchmaking "
             f"{p['matchmaking']:.1f}, random {p['random']:.1f}"
         )
-        print("  median matches (mu - 3 sigma) by the newcomer's eps, matchmaking / random:")
+        print("  median matches (mu - 3 sigma) by the newcomer, matchmaking / random:")
         print(
             "    "
             + "  ".join(
-                f"{eps}: {v['matchmaking']:g}/{v['random']:g}"
-                for eps, v in summary["newcomer"]["by_eps"].items()
+                f"{label}: {v['matchmaking']:g}/{v['random']:g}"
+                for label, v in summary["newcomer"]["by_newcomer"].items()
             )
         )
     print(f"\n({summary['seconds']} s)")

@@ -341,7 +341,7 @@ class PageCache:
         current = self.entries.get(key)
         if renderer is None or not self.live or key in self.inflight:
             return
-        if current is not None and current.stale_since is None:
+        if current is not None and current.stale_since is None and not self._ageing(current):
             return
         if warm and self.size >= self.max_bytes * 0.9:
             return  # warming must not push out pages people have read
@@ -470,7 +470,12 @@ class PageCache:
             self._drop(key)
             return None
         self.entries.move_to_end(key)
+        if entry.stale_since is None and self._ageing(entry) and key not in self.pending:
+            self._queue([key])  # read and near ``max_age``: renewed before it runs out
         return entry
+
+    def _ageing(self, entry: Entry) -> bool:
+        return entry.expires - time.monotonic() < self.max_age * 0.1
 
     def put(self, key: str, entry: Entry) -> None:
         if len(entry.body) > self.max_bytes // 8:

@@ -419,3 +419,12 @@ def test_a_render_across_a_change_of_its_data_is_not_stored() -> None:
         assert lost.entry is None and "/api/agents/4" not in cache.entries
 
     asyncio.run(scenario())
+
+
+def test_a_read_page_near_its_max_age_is_queued_to_be_renewed() -> None:
+    cache = _cache()
+    entry = _entry({"agent:1"}, reads=1)
+    entry.expires = time.monotonic() + 1  # max_age is 60: within its last tenth
+    cache.put("/api/agents/1", entry)
+    assert cache.get("/api/agents/1") is entry  # still answered
+    assert list(cache.pending) == ["/api/agents/1"]
