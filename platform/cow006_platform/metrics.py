@@ -26,7 +26,7 @@ Metrics (all prefixed ``cow006_``):
 ``HttpMetrics`` is an ASGI middleware counting this process's own requests (per route
 template, never per raw path: the label set stays bounded) and their latency.
 ``PageCacheCollector`` reports this process's page cache (``cow006_page_cache_*``: entries,
-bytes, hits, misses, pages rendered ahead, pages waiting to be rendered ahead).
+bytes, hits, stale hits, misses, pages rendered ahead, pages waiting to be rendered ahead).
 """
 
 from __future__ import annotations
@@ -332,6 +332,11 @@ class PageCacheCollector(Collector):
         )
         yield CounterMetricFamily(
             "cow006_page_cache_hits", "Reads answered from the cache.", value=c.hits
+        )
+        yield CounterMetricFamily(
+            "cow006_page_cache_stale_hits",
+            "Of the hits, those answered with a page being rendered again after a change.",
+            value=c.stale_hits,
         )
         yield CounterMetricFamily(
             "cow006_page_cache_misses", "Cacheable reads the app had to render.", value=c.misses

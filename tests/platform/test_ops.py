@@ -246,6 +246,7 @@ def test_the_page_cache_is_measured_and_its_hits_counted_under_their_route(
     ]
     assert m[("cow006_page_cache_hits_total", ())] == cache.hits >= 1
     assert m[("cow006_page_cache_misses_total", ())] == cache.misses >= 1
+    assert m[("cow006_page_cache_stale_hits_total", ())] == cache.stale_hits
     assert m[("cow006_page_cache_entries", ())] == len(cache.entries) >= 1
     assert m[("cow006_page_cache_bytes", ())] == cache.size > 0
     assert m[("cow006_page_cache_pending", ())] == len(cache.pending)
