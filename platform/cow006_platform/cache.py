@@ -323,8 +323,10 @@ class PageCache:
             return warm_keys(session, self.warm_pages)
 
     def _queue(self, keys: Iterable[str]) -> None:
+        """Queue pages people read to be rendered again, ahead of any warming still to do."""
         for key in keys:
-            self.pending.setdefault(key, False)
+            self.pending[key] = False
+            self.pending.move_to_end(key, last=False)
         if self.pending:
             self._wake.set()
 

@@ -428,3 +428,12 @@ def test_a_read_page_near_its_max_age_is_queued_to_be_renewed() -> None:
     cache.put("/api/agents/1", entry)
     assert cache.get("/api/agents/1") is entry  # still answered
     assert list(cache.pending) == ["/api/agents/1"]
+
+
+def test_pages_people_read_are_rendered_again_before_any_warming_left() -> None:
+    cache = _cache()
+    for key in ("/api/agents/1", "/api/agents/2"):
+        cache.pending[key] = True  # warming still to do
+    cache.put("/api/agents/3", _entry({"agent:3"}, reads=1))
+    cache.invalidate({"agent:3"})
+    assert list(cache.pending) == ["/api/agents/3", "/api/agents/1", "/api/agents/2"]
