@@ -311,6 +311,33 @@ class HttpMetrics:
             self.latency.labels(method, route).observe(time.perf_counter() - started)
 
 
+# The page cache's metrics: (name without the prefix, help, counter or gauge, its value).
+_PAGE_CACHE_METRICS: list[tuple[str, str, bool, Callable[[Any], float]]] = [
+    ("entries", "Pages held by this process's cache.", False, lambda c: len(c.entries)),
+    ("bytes", "Bytes of pages held by this process's cache.", False, lambda c: c.size),
+    (
+        "pending",
+        "Pages waiting to be rendered ahead (warming, refresh).",
+        False,
+        lambda c: len(c.pending),
+    ),
+    ("hits", "Reads answered from the cache.", True, lambda c: c.hits),
+    (
+        "stale_hits",
+        "Of the hits, those answered with a page being rendered again after a change.",
+        True,
+        lambda c: c.stale_hits,
+    ),
+    ("misses", "Cacheable reads the app had to render.", True, lambda c: c.misses),
+    (
+        "rendered_ahead",
+        "Pages rendered ahead of their readers (warming, refresh).",
+        True,
+        lambda c: c.rendered_ahead,
+    ),
+]
+
+
 class PageCacheCollector(Collector):
     """This process's page cache (``cache.PageCache``), read live at each scrape."""
 
@@ -318,34 +345,9 @@ class PageCacheCollector(Collector):
         self.cache = cache
 
     def collect(self) -> Iterable[Metric]:
-        c = self.cache
-        yield GaugeMetricFamily(
-            "cow006_page_cache_entries", "Pages held by this process's cache.", value=len(c.entries)
-        )
-        yield GaugeMetricFamily(
-            "cow006_page_cache_bytes", "Bytes of pages held by this process's cache.", value=c.size
-        )
-        yield GaugeMetricFamily(
-            "cow006_page_cache_pending",
-            "Pages waiting to be rendered ahead (warming, refresh).",
-            value=len(c.pending),
-        )
-        yield CounterMetricFamily(
-            "cow006_page_cache_hits", "Reads answered from the cache.", value=c.hits
-        )
-        yield CounterMetricFamily(
-            "cow006_page_cache_stale_hits",
-            "Of the hits, those answered with a page being rendered again after a change.",
-            value=c.stale_hits,
-        )
-        yield CounterMetricFamily(
-            "cow006_page_cache_misses", "Cacheable reads the app had to render.", value=c.misses
-        )
-        yield CounterMetricFamily(
-            "cow006_page_cache_rendered_ahead",
-            "Pages rendered ahead of their readers (warming, refresh).",
-            value=c.rendered_ahead,
-        )
+        for name, help_text, counter, value in _PAGE_CACHE_METRICS:
+            family = CounterMetricFamily if counter else GaugeMetricFamily
+            yield family(f"cow006_page_cache_{name}", help_text, value=value(self.cache))
 
 
 def registry_for(
