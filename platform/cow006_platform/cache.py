@@ -53,6 +53,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import changes
+from .metrics import ROUTE_LABEL, route_label
 from .models import Ladder, LadderEntry, LadderState, Rating
 
 logger = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ class Entry:
     reads: int = 0  # hits since it was stored
     warm: bool = False  # rendered ahead by warming: worth keeping even before a first read
     stale_since: float | None = None  # its data changed elsewhere; being rendered again
-    route: Any = None  # the route that answered: request metrics label its hits with it
+    route: str = ""  # the label of the route that answered: request metrics count its hits under it
 
 
 @dataclass
@@ -132,7 +133,7 @@ class Answer:
     status: int
     headers: list[tuple[bytes, bytes]]
     body: bytes
-    route: Any  # the route the router matched (``scope["route"]``)
+    route: str  # the label of the route that answered (``metrics.route_label``)
 
 
 @dataclass
@@ -558,7 +559,7 @@ class PublicCacheMiddleware:
         key = cache_key(scope["path"], query)
         entry = cache.get(key)
         if entry is not None:
-            scope["route"] = entry.route  # the request metrics' label: no router saw it
+            scope[ROUTE_LABEL] = entry.route  # the request metrics' label: no router saw it
             cache.hits += 1
             entry.reads += 1
             if entry.stale_since is not None:
@@ -571,7 +572,7 @@ class PublicCacheMiddleware:
             if rendered is not None and (
                 rendered.entry is not None or rendered.answer.status != 200
             ):
-                scope["route"] = rendered.answer.route
+                scope[ROUTE_LABEL] = rendered.answer.route
                 cache.hits += 1
                 await _send_rendered(scope, send, rendered, hit=True)
                 return
@@ -597,7 +598,7 @@ class PublicCacheMiddleware:
                 chunks.append(message.get("body", b""))
 
         await self.app(scope, receive, hold)
-        return Answer(status, headers, b"".join(chunks), scope.get("route"))
+        return Answer(status, headers, b"".join(chunks), route_label(scope))
 
     def _renderer(self, root: Any) -> Renderer:
         async def receive() -> Message:

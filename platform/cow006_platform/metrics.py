@@ -32,6 +32,7 @@ bytes, hits, stale hits, misses, pages rendered ahead, pages waiting to be rende
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -269,6 +270,39 @@ class ArenaCollector(Collector):
             return list(self._cached[1])
 
 
+# Where a route label is kept in the scope once known (the page cache sets it on its hits,
+# which no router sees).
+ROUTE_LABEL = "cow006.route_label"
+UNMATCHED = "<unmatched>"
+_PARAM = re.compile(r"{([^}:]+)(?::[^}]*)?}")
+
+
+def route_label(scope: dict[str, Any]) -> str:
+    """The template of the route that answered, with its routers' prefixes:
+    ``/api/agents/{agent_id}``, ``/agents/{agent_id}`` (the web page), ``<unmatched>``.
+
+    ``scope["route"].path`` alone lacks the prefixes of the routers it was included through
+    (FastAPI includes routers lazily), so ``/api/agents/{agent_id}`` and the web page
+    ``/agents/{agent_id}`` would share a label and ``/api/agents`` would have the empty one.
+    The prefix is what the request path has before the route's own path, filled in with the
+    request's path parameters.  Our routers' prefixes are constant, so the label set stays
+    bounded; a path the fill does not reproduce (a converter that formats differently) keeps
+    the bare template rather than a raw path.
+    """
+    label = scope.get(ROUTE_LABEL)
+    if label is not None:
+        return str(label)
+    template = getattr(scope.get("route"), "path", None)
+    if template is None:
+        return UNMATCHED
+    params = scope.get("path_params") or {}
+    filled = _PARAM.sub(lambda m: str(params.get(m.group(1), m.group(0))), template)
+    path = str(scope.get("path", ""))
+    if path.endswith(filled):
+        template = path[: len(path) - len(filled)] + template
+    return template or "/"
+
+
 class HttpMetrics:
     """ASGI middleware: this process's requests and their latency, per route template."""
 
@@ -303,9 +337,8 @@ class HttpMetrics:
         try:
             await self.app(scope, receive, send_status)
         finally:
-            # The router put the matched route in the scope; a path no route matched is
-            # one label, not one per path a scanner tried.
-            route = getattr(scope.get("route"), "path", None) or "<unmatched>"
+            # A path no route matched is one label, not one per path a scanner tried.
+            route = route_label(scope)
             method = str(scope.get("method", ""))
             self.requests.labels(method, route, str(status)).inc()
             self.latency.labels(method, route).observe(time.perf_counter() - started)

@@ -407,7 +407,7 @@ def test_a_render_across_a_change_of_its_data_is_not_stored() -> None:
         def render_while(tags: set[str]) -> Callable[[], Any]:
             async def render() -> Answer:
                 cache.invalidate(tags)  # a change lands while the page is being built
-                return Answer(200, [], b"{}", None)
+                return Answer(200, [], b"{}", "")
 
             return render
 
