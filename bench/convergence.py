@@ -1,6 +1,6 @@
 """Rating convergence: matches until the ladder's order is right, ladder matchmaking vs random.
 
-A pool of 8 agents of a known strength order, chosen by ``--pool``:
+A pool of agents of a known strength order (8, unless a modelled field), chosen by ``--pool``:
 
 * ``eps`` (the default): the built-in ``greedy`` heuristic (``--base``) that plays a uniformly
   random card instead with probability eps, eps in {0, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0}
@@ -11,6 +11,11 @@ A pool of 8 agents of a known strength order, chosen by ``--pool``:
   0.8, ``random``, ``lowest`` (``montecarlo`` is left out: about 10 ms per decision).  The
   mixtures fill the wide gap between ``greedy`` and ``random`` so that neighbours are roughly
   evenly spaced in mean rank (``BUILTINS_POOL``).
+* ``thurstone``: not bots but a model of a field of any size (``--agents``), to see how the
+  design scales past the 8 bots: agent k's result in a match is its strength plus standard
+  normal noise, ranked; strengths ``--spacing`` apart (in units of that noise), so the order is
+  known by construction and neighbours are as close as chosen (0.2: the stronger finishes ahead
+  of its neighbour 56 % of the time, as the built-ins' neighbours do).
 
 The order is first checked empirically: matches at uniformly random 4-player tables, mean rank
 and mean penalty per agent.
@@ -23,8 +28,8 @@ sigma 25/3, beta 25/6, tau 25/300, draw probability 0.011, the platform's defaul
   matches after which Kendall's tau between the leaderboard (by mu - 3 sigma, the platform's;
   also by mu) and the known order is >= 0.9 and stays so for the next ``--stay`` matches.  Also
   the mean number of discordant pairs over matches ``--window``/3 .. ``--window``.
-* ``newcomer``: 7 agents play ``--warmup`` matches at random tables (the same for both
-  methods), then agent ``trial % 8`` (index 0 the strongest) joins unrated; the figure is the
+* ``newcomer``: the others (7 of 8) play ``--warmup`` matches at random tables (the same for both
+  methods), then agent ``trial % n`` (index 0 the strongest) joins unrated; the figure is the
   number of matches from its arrival until at most one agent is on the wrong side of it, for
   ``--stay`` more.
 
@@ -41,7 +46,8 @@ A trial that does not get there within ``--max-matches`` counts as "more than th
 ratio of medians matchmaking / random with a 90 % bootstrap interval.
 
     python bench/convergence.py [--trials 40] [--scenario fresh|newcomer|both] [--depth 1]
-                                [--pool eps|builtins] [--max-matches 1500] [--jobs 1] [--json]
+                                [--pool eps|builtins|thurstone] [--agents 8] [--spacing 0.2]
+                                [--max-matches 1500] [--jobs 1] [--json]
                                 [--bank K] [--policy matchmaking|oracle]
 
 Two tools for exploring designs, never used for the published figures unless said so:
@@ -125,6 +131,8 @@ class Member:
     base: str
     eps: float
     label: str
+    # ``--pool thurstone``: a modelled agent of this strength instead of a bot (``play``)
+    strength: float | None = None
 
     def agent(self) -> EpsilonAgent:
         """A fresh agent for one seat (agents keep per-match state)."""
@@ -133,7 +141,7 @@ class Member:
 
 # A pool is a tuple of members, index 0 the strongest: the known order.
 Pool = tuple[Member, ...]
-POOLS = ("eps", "builtins")
+POOLS = ("eps", "builtins", "thurstone")
 
 
 def _mix(base: str, eps: float = 0.0) -> Member:
@@ -160,12 +168,18 @@ BUILTINS_POOL: Pool = (
 )
 
 
-def make_pool(name: str, base: str) -> Pool:
-    """The pool ``name`` (``POOLS``); ``base`` is the eps pool's bot."""
+def make_pool(name: str, base: str, agents: int = 8, spacing: float = 0.2) -> Pool:
+    """The pool ``name`` (``POOLS``); ``base`` is the eps pool's bot, ``agents`` and
+    ``spacing`` the thurstone pool's size and strength steps."""
     if name == "eps":
         return tuple(Member(base, e, f"{base}-eps{e:g}") for e in EPSILONS)
     if name == "builtins":
         return BUILTINS_POOL
+    if name == "thurstone":
+        return tuple(
+            Member("thurstone", 0.0, f"t{k}", strength=spacing * (agents - 1 - k))
+            for k in range(agents)
+        )
     raise ValueError(f"unknown pool {name!r}; the pools are: {', '.join(POOLS)}")
 
 
@@ -184,8 +198,22 @@ def play(pool: Pool, table: Sequence[int], seed: int) -> list[int]:
         results = BANK[combo]
         rank_of = dict(zip(combo, results[seed % len(results)], strict=True))
         return [rank_of[i] for i in table]
+    if pool[table[0]].strength is not None:
+        return modelled_ranks([pool[i].strength or 0.0 for i in table], seed)
     log = play_match([pool[i].agent() for i in table], seed)
     return [int(r) for r in log["ranks"]]
+
+
+def modelled_ranks(strengths: Sequence[float], seed: int) -> list[int]:
+    """``--pool thurstone``: each seat performs its strength plus standard normal noise; ranks
+    by performance, 1 = best (ties have probability 0)."""
+    rng = random.Random(seed)
+    perf = [s + rng.gauss(0.0, 1.0) for s in strengths]
+    order = sorted(range(len(perf)), key=lambda k: -perf[k])
+    ranks = [0] * len(perf)
+    for place, seat in enumerate(order, start=1):
+        ranks[seat] = place
+    return ranks
 
 
 def build_bank(pool: Pool, k: int, seed: int) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
@@ -403,7 +431,7 @@ def misplaced(values: Sequence[float], i: int) -> int:
 
 @functools.lru_cache(maxsize=2)
 def warm_ladder(pool: Pool, trial: int, newcomer: int, warmup: int) -> Ladder:
-    """The 7 others after ``warmup`` matches at uniformly random tables: a settled ladder.
+    """The others after ``warmup`` matches at uniformly random tables: a settled ladder.
     The same for both methods (it depends on the trial only), so played once per trial and
     copied (``run_all`` runs a trial's two methods one after the other)."""
     ladder = Ladder(pool, [i for i in range(len(pool)) if i != newcomer])
@@ -417,7 +445,7 @@ def warm_ladder(pool: Pool, trial: int, newcomer: int, warmup: int) -> Ladder:
 def run_newcomer(
     method: str, trial: int, pool: Pool, max_matches: int, stay: int, depth: int, warmup: int
 ) -> dict[str, Any]:
-    """A newcomer (agent ``trial % 8``) joins a settled ladder of the 7 others: matches from
+    """A newcomer (agent ``trial % n``) joins a settled ladder of the others: matches from
     its arrival until at most one agent is on the wrong side of it, for ``stay`` more matches
     (by mu - 3 sigma and by mu).  Also its share of the first 40 matches."""
     newcomer = trial % len(pool)
@@ -544,7 +572,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--scenario", choices=["fresh", "newcomer", "both"], default="both", help="what to run"
     )
-    ap.add_argument("--warmup", type=int, default=200, help="newcomer: matches of the 7 first")
+    ap.add_argument("--warmup", type=int, default=200, help="newcomer: matches of the others first")
     ap.add_argument(
         "--pool",
         choices=POOLS,
@@ -558,6 +586,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=["greedy", "safe"],
         default=None,
         help="--pool eps only: the bot the eps levels mix with random moves (default greedy)",
+    )
+    ap.add_argument(
+        "--agents", type=int, default=8, help="--pool thurstone only: the size of the field"
+    )
+    ap.add_argument(
+        "--spacing",
+        type=float,
+        default=0.2,
+        help="--pool thurstone only: strength steps between neighbours, in units of one "
+        "match's performance noise",
     )
     ap.add_argument("--verify", type=int, default=2000, help="matches of the order check")
     ap.add_argument("--jobs", type=int, default=1, help="processes (the runs are independent)")
@@ -579,7 +617,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.base is not None and args.pool != "eps":
         ap.error(f"--base applies to --pool eps only, not to --pool {args.pool}")
-    pool = make_pool(args.pool, args.base or "greedy")
+    modelled = args.pool == "thurstone"
+    if not modelled and (args.agents != 8 or args.spacing != 0.2):
+        ap.error(
+            f"--agents and --spacing apply to --pool thurstone only, not to --pool {args.pool}"
+        )
+    if args.agents < PLAYERS + 1 or args.spacing <= 0:
+        ap.error(f"--agents must be at least {PLAYERS + 1} and --spacing positive")
+    if args.policy == "oracle" and args.agents > 12:
+        ap.error("--policy oracle tries every table each match: at most 12 agents")
+    if modelled and args.bank > 0:
+        ap.error("--bank replays recorded bot matches: not for --pool thurstone")
+    pool = make_pool(args.pool, args.base or "greedy", args.agents, args.spacing)
     labels = [m.label for m in pool]
     t0 = time.perf_counter()
     global POLICY
@@ -588,7 +637,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.bank > 0:
         BANK.update(build_bank(pool, args.bank, seed=99))
 
-    check = verify_order(pool, args.verify, seed=12345) if args.verify > 0 else None
+    # A modelled field's order holds by construction: there are no bots to check.
+    check = (
+        verify_order(pool, args.verify, seed=12345) if args.verify > 0 and not modelled else None
+    )
     if check is not None and not args.json:
         width = max(len(label) for label in labels)
         print(
@@ -611,6 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary: dict[str, Any] = {
         "players": PLAYERS,
         "pool": args.pool,
+        "spacing": args.spacing if modelled else None,
         "agents": labels,  # index 0 the strongest: the known order
         "trueskill": TS_PARAMS,
         "trials": args.trials,
@@ -662,8 +715,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     setup = (
-        f"pool {args.pool}, {args.trials} trials, queue depth {args.depth}, "
-        f"cut-off {args.max_matches}"
+        f"pool {args.pool}{f' (spacing {args.spacing:g})' if modelled else ''}, "
+        f"{args.trials} trials, queue depth {args.depth}, cut-off {args.max_matches}"
     )
     if args.bank > 0:
         setup += f"; SURROGATE: replayed from {args.bank} matches per table"
@@ -671,8 +724,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         setup += f"; the 'matchmaking' rows are the {args.policy.upper()} policy"
     if "fresh" in summary:
         print_comparison(
-            f"\nfresh ladder of 8: matches until Kendall tau >= {TAU_TARGET} and stays so for "
-            f"{args.stay} more matches; {setup}",
+            f"\nfresh ladder of {len(pool)}: matches until Kendall tau >= {TAU_TARGET} and stays "
+            f"so for {args.stay} more matches; {setup}",
             summary["fresh"],
         )
         if args.window > 0:
@@ -685,8 +738,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     if "newcomer" in summary:
         print_comparison(
-            f"\nnewcomer on a settled ladder (7 agents, {args.warmup} matches first): matches "
-            f"until at most one agent is on the wrong side of it, for {args.stay} more; {setup}",
+            f"\nnewcomer on a settled ladder ({len(pool) - 1} agents, {args.warmup} matches "
+            f"first): matches until at most one agent is on the wrong side of it, for "
+            f"{args.stay} more; {setup}",
             summary["newcomer"],
         )
         p = summary["newcomer"]["played_of_first_40"]
