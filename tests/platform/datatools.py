@@ -10,7 +10,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import bots, play_match
 from cow006_platform import db, results
-from cow006_platform.models import Agent, AgentVersion, Ladder, League, LeagueEntrant, Match, User
+from cow006_platform.models import (
+    Agent,
+    AgentVersion,
+    Ladder,
+    League,
+    LeagueEntrant,
+    Match,
+    User,
+    VersionStatus,
+)
 
 _n = itertools.count(1)
 
@@ -31,8 +40,14 @@ def agent(session: Session, owner: User | None = None, name: str | None = None) 
     return row
 
 
-def version(session: Session, ag: Agent | None = None, sha256: str | None = None) -> AgentVersion:
-    """A version row (its files are not stored: use storage.store_upload for that)."""
+def version(
+    session: Session,
+    ag: Agent | None = None,
+    sha256: str | None = None,
+    status: VersionStatus | None = None,
+) -> AgentVersion:
+    """A version row (its files are not stored: use storage.store_upload for that), of the
+    model's default status unless ``status`` is given."""
     ag = ag or agent(session)
     number = len(ag.versions) + 1
     row = AgentVersion(
@@ -44,6 +59,8 @@ def version(session: Session, ag: Agent | None = None, sha256: str | None = None
         unpacked_size=10,
         files=1,
     )
+    if status is not None:
+        row.status = status
     session.add(row)
     session.flush()
     session.refresh(ag)

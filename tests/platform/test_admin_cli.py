@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import datatools as dt
 import pytest
 from apitools import new_match, play_and_finish
 from fastapi.testclient import TestClient
@@ -21,6 +22,7 @@ from cow006_platform.cli import build_app
 from cow006_platform.settings import Settings
 
 runner = CliRunner()
+ACTIVE = models.VersionStatus.active
 
 
 @pytest.fixture
@@ -61,31 +63,12 @@ def test_rerate_rebuilds_a_ladders_ratings(cli_env: Settings) -> None:
     factory = db.make_sessionmaker(engine)
     try:
         with db.session_scope(factory) as session:
-            owner = models.User(name="alice", token_hash="0" * 64)
-            session.add(owner)
-            session.flush()
-            versions = []
-            for i in range(3):
-                agent = models.Agent(name=f"cow-{i}", owner_id=owner.id)
-                session.add(agent)
-                session.flush()
-                version = models.AgentVersion(
-                    agent_id=agent.id,
-                    number=1,
-                    sha256=f"{i:064x}",
-                    filename="bot.py",
-                    size=1,
-                    unpacked_size=1,
-                    files=1,
-                    status=models.VersionStatus.active,
-                )
-                session.add(version)
-                session.flush()
-                versions.append(version.id)
-            ladder = models.Ladder(name="main", players=3)
-            session.add(ladder)
-            session.flush()
-            lid = ladder.id
+            owner = dt.user(session, "alice")
+            versions = [
+                dt.version(session, dt.agent(session, owner, f"cow-{i}"), status=ACTIVE).id
+                for i in range(3)
+            ]
+            lid = dt.ladder(session, name="main", players=3).id
         for _ in range(3):
             mid = new_match(factory, kind="ladder", version_ids=versions, ladder_id=lid)
             play_and_finish(factory, mid)
@@ -163,33 +146,15 @@ def _arena(
     engines.append(engine)
     factory = db.make_sessionmaker(engine)
     with db.session_scope(factory) as session:
-        owner = models.User(name="alice", token_hash="a" * 64)
-        session.add(owner)
-        ladder = models.Ladder(name="main", players=players)
-        session.add(ladder)
-        session.flush()
+        owner = dt.user(session, "alice")
+        lid = dt.ladder(session, name="main", players=players).id
         versions = []
         for i in range(agents):
-            agent = models.Agent(name=f"cow-{i}", owner_id=owner.id)
-            session.add(agent)
-            session.flush()
-            version = models.AgentVersion(
-                agent_id=agent.id,
-                number=1,
-                sha256=f"{i + 1:064x}",
-                filename="bot.py",
-                size=1,
-                unpacked_size=1,
-                files=1,
-                status=models.VersionStatus.active,
-            )
-            session.add(version)
-            session.flush()
+            version = dt.version(session, dt.agent(session, owner, f"cow-{i}"), status=ACTIVE)
             session.add(
-                models.LadderEntry(ladder_id=ladder.id, agent_id=agent.id, version_id=version.id)
+                models.LadderEntry(ladder_id=lid, agent_id=version.agent_id, version_id=version.id)
             )
             versions.append(version.id)
-        lid = ladder.id
     return factory, versions, lid
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import datatools as dt
 import pytest
 from apitools import new_match
 from fastapi.testclient import TestClient
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from cow006_platform import db, execution, logs, readiness, results, storage
 from cow006_platform.app import create_app
 from cow006_platform.metrics import DURATION_BUCKETS, ArenaCollector
-from cow006_platform.models import Agent, AgentVersion, Ladder, Match, MatchStatus, User
+from cow006_platform.models import AgentVersion, Ladder, Match, MatchStatus, User, VersionStatus
 from cow006_platform.settings import Settings
 
 CLEAN = "def play(view):\n    return min(view.hand)\n"
@@ -107,23 +108,10 @@ def test_ops_routes_are_not_in_the_api_schema(client: TestClient) -> None:
 
 
 def _version(session: Session, cfg: Settings, owner: User, name: str, source: str) -> int:
+    """An active version of a new agent ``name``, its bot stored like an upload; its id."""
     stored = storage.store_upload(cfg, "bot.py", source.encode())
-    agent = Agent(name=name, owner_id=owner.id)
-    session.add(agent)
-    session.flush()
-    version = AgentVersion(
-        agent_id=agent.id,
-        number=1,
-        sha256=stored.sha256,
-        filename="bot.py",
-        size=stored.size,
-        unpacked_size=stored.unpacked_size,
-        files=stored.files,
-        status="active",
-    )
-    session.add(version)
-    session.flush()
-    return version.id
+    ag = dt.agent(session, owner, name)
+    return dt.version(session, ag, sha256=stored.sha256, status=VersionStatus.active).id
 
 
 def _world(factory: sessionmaker[Session], cfg: Settings) -> dict[str, Any]:
@@ -283,27 +271,7 @@ def test_the_snapshot_is_cached_for_a_few_seconds(session_factory: sessionmaker[
         raise AssertionError("no cow006_queue_depth")
 
     assert queued() == 0
-    with db.session_scope(session_factory) as s:
-        owner = User(name="cache", token_hash="e" * 64)
-        s.add(owner)
-        s.flush()
-        vids = []
-        for i in range(2):
-            agent = Agent(name=f"c{i}", owner_id=owner.id)
-            s.add(agent)
-            s.flush()
-            v = AgentVersion(
-                agent_id=agent.id,
-                number=1,
-                sha256=f"{i:064x}",
-                filename="bot.py",
-                size=1,
-                unpacked_size=1,
-                files=1,
-            )
-            s.add(v)
-            s.flush()
-            vids.append(v.id)
+    vids = dt.versions(session_factory, 2)
     new_match(session_factory, kind="challenge", version_ids=vids, rated=False)
     now[0] += 4.9
     assert queued() == 0  # still the snapshot of 4.9 s ago

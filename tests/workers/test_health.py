@@ -17,13 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from cow006 import sandbox
 from cow006_platform import db, logs, results
 from cow006_platform.models import (
-    Agent,
-    AgentVersion,
     Match,
     MatchKind,
     MatchStatus,
-    User,
-    VersionStatus,
 )
 from cow006_platform.settings import Settings
 from cow006_workers import jobs
@@ -107,28 +103,8 @@ def test_a_settled_match_logs_one_structured_line(
 ) -> None:
     """A match whose bots' files are missing fails at once; the worker says so in one line
     with the match's fields (and in JSON mode those fields are JSON keys)."""
+    vids = wt.active_versions(session_factory, settings, 3)  # never stored: files missing
     with db.session_scope(session_factory) as s:
-        owner = User(name="health", token_hash="d" * 64)
-        s.add(owner)
-        s.flush()
-        vids = []
-        for i in range(3):
-            agent = Agent(name=f"gone{i}", owner_id=owner.id)
-            s.add(agent)
-            s.flush()
-            version = AgentVersion(
-                agent_id=agent.id,
-                number=1,
-                sha256=f"{i + 1:064x}",  # never stored: the files are missing
-                filename="bot.py",
-                size=1,
-                unpacked_size=1,
-                files=1,
-                status=VersionStatus.active,
-            )
-            s.add(version)
-            s.flush()
-            vids.append(version.id)
         match_id = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
     ctx = Context.create(settings)
     try:

@@ -12,13 +12,13 @@ import uuid
 from datetime import timedelta
 
 import pytest
+import workertools as wt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox
-from cow006_platform import db, execution, results, storage
+from cow006_platform import db, execution, results
 from cow006_platform.models import (
-    Agent,
     AgentVersion,
     Ladder,
     LadderEntry,
@@ -27,7 +27,6 @@ from cow006_platform.models import (
     MatchKind,
     MatchStatus,
     RatingPoint,
-    User,
     VersionStatus,
     utcnow,
 )
@@ -43,41 +42,6 @@ def _require_sandbox() -> None:
     status = sandbox.probe()
     if not status.ok:
         pytest.skip(f"these tests need the sandbox: {status.reason}")
-
-
-def _versions(
-    factory: Factory, settings: Settings, n: int, *, stored: bool = False, owner: int | None = None
-) -> list[int]:
-    """n active versions of n new agents (with files in storage when ``stored``)."""
-    out = []
-    with db.session_scope(factory) as s:
-        if owner is None:
-            user = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
-            s.add(user)
-            s.flush()
-            owner = user.id
-        for i in range(n):
-            sha = uuid.uuid4().hex * 2
-            if stored:
-                source = f"# bot {i} {uuid.uuid4().hex}\n" + LOW
-                sha = storage.store_upload(settings, "bot.py", source.encode()).sha256
-            agent = Agent(name=f"a{uuid.uuid4().hex[:10]}", owner_id=owner)
-            s.add(agent)
-            s.flush()
-            v = AgentVersion(
-                agent_id=agent.id,
-                number=1,
-                sha256=sha,
-                filename="bot.py",
-                size=1,
-                unpacked_size=1,
-                files=1,
-                status=VersionStatus.active,
-            )
-            s.add(v)
-            s.flush()
-            out.append(v.id)
-    return out
 
 
 def _ladder(factory: Factory, version_ids: list[int], **kwargs: object) -> int:
@@ -107,7 +71,7 @@ def _in_flight(factory: Factory, ladder_id: int) -> int:
 def test_refill_keeps_the_queue_at_depth_and_places_newcomers_at_once(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = _versions(session_factory, settings, 5)
+    vids = wt.active_versions(session_factory, settings, 5)
     lid = _ladder(session_factory, vids, players=4)
     rng = random.Random(1)
     first = scheduler.refill_ladder(session_factory, lid, 3, rng)
@@ -120,7 +84,7 @@ def test_refill_keeps_the_queue_at_depth_and_places_newcomers_at_once(
             agents = {seat.agent_id for seat in m.seats}
             assert len(agents) == 4  # never two versions of one agent at a table
     # A new entry gets its placement match although the queue is full.
-    newcomer = _versions(session_factory, settings, 1)[0]
+    newcomer = wt.active_versions(session_factory, settings, 1)[0]
     with db.session_scope(session_factory) as s:
         v = s.get(AgentVersion, newcomer)
         assert v is not None
@@ -143,7 +107,7 @@ def test_refill_keeps_the_queue_at_depth_and_places_newcomers_at_once(
 def test_refill_skips_closed_ladders_and_too_small_fields(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = _versions(session_factory, settings, 4)
+    vids = wt.active_versions(session_factory, settings, 4)
     paused = _ladder(session_factory, vids, players=4, state=LadderState.paused)
     assert scheduler.refill_ladder(session_factory, paused, 5) == []
     small = _ladder(session_factory, vids[:3], players=4)
@@ -167,7 +131,7 @@ def test_refill_skips_closed_ladders_and_too_small_fields(
 def test_claims_hold_a_lease_and_a_fencing_token(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = _versions(session_factory, settings, 2, stored=True)
+    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
     with db.session_scope(session_factory) as s:
         mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
     first = execution.claim_match(
@@ -200,7 +164,7 @@ def test_claims_hold_a_lease_and_a_fencing_token(
 def test_a_match_that_keeps_losing_its_workers_is_given_up(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = _versions(session_factory, settings, 2, stored=True)
+    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
     with db.session_scope(session_factory) as s:
         mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
     for _ in range(2):
@@ -233,7 +197,7 @@ def _builtin_log(factory: Factory, match_id: int) -> tuple[dict[str, object], li
 def test_the_reaper_requeues_expired_leases_and_resends_lost_tasks(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = _versions(session_factory, settings, 2, stored=True)
+    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
     with db.session_scope(session_factory) as s:
         dead, alive, old, fresh = (
             results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id for _ in range(4)
@@ -276,7 +240,7 @@ def test_run_match_plays_rates_once_and_refills(
     session_factory: Factory, settings: Settings
 ) -> None:
     _require_sandbox()
-    vids = _versions(session_factory, settings, 4, stored=True)
+    vids = wt.active_versions(session_factory, settings, 4, source=LOW)
     lid = _ladder(session_factory, vids, players=4, decision_time=1.0, time_bank=5.0)
     created = scheduler.refill_ladder(session_factory, lid, 1)
     assert len(created) == 1
@@ -300,25 +264,7 @@ def test_a_lost_lease_stops_the_run_and_drops_its_result(
 ) -> None:
     _require_sandbox()
     slow = "import time\n\ndef play(view):\n    time.sleep(0.2)\n    return min(view.hand)\n"
-    with db.session_scope(session_factory) as s:
-        user = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
-        s.add(user)
-        s.flush()
-        owner = user.id
-    vids = []
-    for i in range(2):
-        sha = storage.store_upload(settings, "bot.py", f"# {i}\n{slow}".encode()).sha256
-        with db.session_scope(session_factory) as s:
-            agent = Agent(name=f"slow{uuid.uuid4().hex[:8]}", owner_id=owner)
-            s.add(agent)
-            s.flush()
-            v = AgentVersion(
-                agent_id=agent.id, number=1, sha256=sha, filename="bot.py", size=1,
-                unpacked_size=1, files=1, status=VersionStatus.active,
-            )  # fmt: skip
-            s.add(v)
-            s.flush()
-            vids.append(v.id)
+    vids = wt.active_versions(session_factory, settings, 2, source=slow)
     with db.session_scope(session_factory) as s:
         mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
     ctx = Context(settings, session_factory.kw["bind"], session_factory)

@@ -351,6 +351,41 @@ class Arena:
             return {status.value: n for status, n in rows}
 
 
+def active_versions(
+    factory: sessionmaker[Session], settings: Settings, n: int, *, source: str | None = None
+) -> list[int]:
+    """n active versions of n new agents of one new owner; their ids.  With ``source`` each
+    bot is stored like an upload (a distinct comment on top of ``source``); without, the
+    versions name files that were never stored."""
+    out = []
+    with db.session_scope(factory) as s:
+        owner = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
+        s.add(owner)
+        s.flush()
+        for i in range(n):
+            sha = uuid.uuid4().hex * 2
+            if source is not None:
+                text = f"# bot {i} {uuid.uuid4().hex}\n" + source
+                sha = storage.store_upload(settings, "bot.py", text.encode()).sha256
+            agent = Agent(name=f"a{uuid.uuid4().hex[:10]}", owner_id=owner.id)
+            s.add(agent)
+            s.flush()
+            version = AgentVersion(
+                agent_id=agent.id,
+                number=1,
+                sha256=sha,
+                filename="bot.py",
+                size=1,
+                unpacked_size=1,
+                files=1,
+                status=VersionStatus.active,
+            )
+            s.add(version)
+            s.flush()
+            out.append(version.id)
+    return out
+
+
 @contextlib.contextmanager
 def reaping(arena: Arena | None = None) -> Iterator[None]:
     """Make this (pytest) process a child subreaper that reaps the orphans of the processes
