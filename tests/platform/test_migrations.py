@@ -12,7 +12,7 @@ from sqlalchemy import inspect
 
 from cow006_platform import db, migrate, models
 
-HEAD = "0002"
+HEAD = "0007"
 
 
 def test_upgrade_creates_exactly_the_models_schema(db_url: str) -> None:
