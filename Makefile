@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
-	venv clean
+	bench-abuse venv clean
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,7 +34,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-bench: bench-engine bench-bots bench-throughput bench-api bench-convergence
+bench: bench-engine bench-bots bench-throughput bench-api bench-convergence bench-abuse
 
 bench-engine: $(STAMP)
 	$(PY) bench/engine.py
@@ -45,6 +45,11 @@ bench-bots: $(STAMP)
 # Needs PostgreSQL and Redis on 127.0.0.1 (see docs/operations.md).
 bench-throughput: $(STAMP)
 	$(PY) bench/throughput.py
+
+# A challenge flood against validations and the ladder, in one run (PostgreSQL and Redis on
+# 127.0.0.1, like bench-throughput; docs/operations.md, "Work classes").
+bench-abuse: $(STAMP)
+	$(PY) bench/abuse.py
 
 # Needs PostgreSQL on 127.0.0.1: seeds a database of its own (cow006_bench), reads, drops it.
 bench-api: $(STAMP)

@@ -283,6 +283,7 @@ def start_server(
     url: str, port: int, workers: int, data_dir: str, warm: bool = True
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COW006_DATABASE_URL": url, "COW006_DATA_DIR": data_dir}
+    env["COW006_METRICS"] = "open"  # wait_warm scrapes /metrics (a token by default)
     if not warm:
         env["COW006_CACHE_WARM_PAGES"] = "0"
     cmd = [

@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import platform
+import random
 import statistics
 import sys
 import time
@@ -85,6 +86,17 @@ def _label(name: str) -> str:
     return f"builtin:{name}" + "".join(f" (= builtin:{a})" for a in aliases)
 
 
+def bench_agent_seeds(seed: int, n: int) -> list[int]:
+    """The agents' own seeds of a benchmark match, fixed by its seed so a run is repeatable.
+
+    Arena and ``cow006 match`` seeds are drawn independently (a bot must not derive them);
+    a benchmark of built-ins has no such bot, and its figures should be reproducible.
+    """
+    # The runner's former formula: the figures in docs/ stay reproducible as measured.
+    rng = random.Random(f"cow006-agents/{seed}")
+    return [rng.getrandbits(63) for _ in range(n)]
+
+
 def _one_vs_random(task: tuple[str, int, int]) -> dict[str, Any]:
     """One match: builtin ``name`` at seat ``i % 4`` against three random; its result."""
     name, i, seed = task
@@ -92,7 +104,7 @@ def _one_vs_random(task: tuple[str, int, int]) -> dict[str, Any]:
     me = Timed(make(name))
     agents: list[Agent] = [make("random") for _ in range(4)]
     agents[seat] = me
-    log = play_match(agents, seed)
+    log = play_match(agents, seed, agent_seeds=bench_agent_seeds(seed, len(agents)))
     scores = log["scores"]
     return {
         "rank": log["ranks"][seat],
@@ -107,7 +119,9 @@ def _one_vs_random(task: tuple[str, int, int]) -> dict[str, Any]:
 def _one_table(task: tuple[tuple[str, ...], int]) -> dict[str, Any]:
     """One round-robin match: the built-ins in seat order; every seat's score and rank."""
     lineup, seed = task
-    log = play_match([make(n) for n in lineup], seed)
+    log = play_match(
+        [make(n) for n in lineup], seed, agent_seeds=bench_agent_seeds(seed, len(lineup))
+    )
     return {"lineup": lineup, "scores": log["scores"], "ranks": log["ranks"]}
 
 

@@ -12,7 +12,7 @@ from cow006 import Agent, MatchInfo, View, play_match
 
 
 class RandomAgent(Agent):
-    """Plays a random card and takes a random row, reproducibly from the match seed."""
+    """Plays a random card and takes a random row, reproducibly from its agent seed."""
 
     def __init__(self) -> None:
         self.rng = random.Random(0)

@@ -8,6 +8,7 @@ has them, else ``metadata.create_all`` for a fresh database).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,13 +18,15 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 
-from . import db, models
+from . import db, debris, models
 from .cache import PageCache, PublicCacheMiddleware
-from .deps import optional_user
+from .deps import document_security, optional_user
 from .executor import Executor, InProcessExecutor
-from .routers import agents, challenges, ladders, leagues, matches, ops, users
-from .routers.common import ERR_400, ERR_401
+from .limits import RequestLimits, strict_query
+from .routers import agents, challenges, ladders, leagues, matches, ops, tokens, users
+from .routers.common import ERR_400, ERR_401, ERR_403, ERR_429
 from .settings import Settings, get_settings
+from .web import apidocs
 from .web import router as web_router
 
 MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
@@ -42,10 +45,14 @@ def prepare_database(settings: Settings, engine: Engine) -> None:
 def api_router() -> APIRouter:
     # optional_user on every route: a request with an unknown token is a 401 even on public
     # endpoints (FastAPI caches it per request, so routes that need the user pay once).
+    # strict_query first: a query parameter the route does not read, or one given twice, is
+    # a 422 (limits.py; the page cache keys on what the route reads).
     api = APIRouter(
-        prefix="/api", dependencies=[Depends(optional_user)], responses={**ERR_400, **ERR_401}
+        prefix="/api",
+        dependencies=[Depends(strict_query), Depends(optional_user)],
+        responses={**ERR_400, **ERR_401, **ERR_403, **ERR_429},
     )
-    for module in (users, agents, ladders, leagues, challenges, matches):
+    for module in (users, tokens, agents, ladders, leagues, challenges, matches):
         api.include_router(module.router)
     return api
 
@@ -63,6 +70,12 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         prepare_database(settings, engine)
+        # What a crashed upload left behind (old temporary folders, bot folders no version
+        # refers to); a failure here must not keep the API from starting.
+        try:
+            await anyio.to_thread.run_sync(debris.collect, settings, session_factory)
+        except Exception:
+            logging.getLogger(__name__).exception("the crash leftovers could not be removed")
         # Fewer threads than anyio's default 40: the routes are short and CPU-bound between
         # queries, and dozens of threads fighting for the GIL slow every request down;
         # waiting requests queue on the event loop instead (``COW006_API_THREADS``).
@@ -89,6 +102,9 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
         summary="Upload 6 nimmt! bots, enter ladders and leagues, challenge, read match logs.",
         version="1.0.0",
         lifespan=lifespan,
+        # /docs and /redoc come from the package's own files (web/apidocs.py), not a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -108,9 +124,13 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
         else None
     )
     app.add_middleware(PublicCacheMiddleware)
+    # Outside the cache: body caps and anonymous uploads are refused before anything else.
+    app.add_middleware(RequestLimits)
     app.include_router(api_router())
     app.include_router(web_router)
+    app.include_router(apidocs.router)
     ops.install(app)  # /healthz, /readyz, /metrics (outside /api and the schema)
+    document_security(app)  # public operations carry no security requirement
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -15,7 +15,12 @@ drops them when the change feed names one of those tags:
 
 Requests with an ``Authorization`` header are never cached or answered from the cache (an
 owner may see more than the public).  When the feed cannot be read (the database is down),
-nothing is served from the cache until it can again.  ``cache_max_age`` is a backstop.
+nothing is served from the cache until it can again.  ``cache_max_age`` bounds every entry's
+age, read or not (the polls sweep out expired entries).
+
+Keys mean what the route reads (``page_key``): a query with a parameter given twice or a
+long value is never cached (``limits.strict_query`` refuses repeated and unknown parameters
+with a 422), and the budget counts each entry's key and headers as well as its body.
 
 Misses are what make a busy API slow (a page costs milliseconds of CPU to build, a hit tens of
 microseconds), so the cache also works ahead of its readers:
@@ -67,8 +72,8 @@ GAP_SECONDS = 10.0
 def _matches_tags(m: re.Match[str], query: str) -> set[str] | None:
     params = dict(parse_qsl(query))
     if "agent_id" in params and set(params) <= {"agent_id", "limit", "offset"}:
-        if not params["agent_id"].isdigit():
-            return None
+        if not params["agent_id"].isdigit() or len(params["agent_id"]) > MAX_VALUE:
+            return None  # not an id (int() of a 60,000-digit string raises)
         return {f"agent:{int(params['agent_id'])}"}
     return {changes.MATCHES}
 
@@ -101,6 +106,27 @@ def route_tags(path: str, query: str) -> set[str] | None:
 _DEFAULT_PARAMS = frozenset({("limit", "50"), ("offset", "0")})
 
 
+# A query value longer than this is not cached: the routes read ids and small numbers, and a
+# long value (``limit=000...050``) would only make a big key for an ordinary page.
+MAX_VALUE = 32
+
+
+def page_key(path: str, query: str) -> str | None:
+    """The cache key of a request, or None when its answer must not be cached.
+
+    A parameter given twice is never cached: the route reads only one of them (FastAPI takes
+    the last; ``limits.strict_query`` refuses it), while dropping defaults from the key
+    (``?offset=2&offset=0`` -> ``?offset=2``) would name another page, so the answer for one
+    would be stored under the key of the other.  Neither is a value longer than ``MAX_VALUE``.
+    A name the route does not read gets a key of its own, and the route's 422 is not stored.
+    """
+    pairs = parse_qsl(query, keep_blank_values=True)
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names) or any(len(v) > MAX_VALUE for _, v in pairs):
+        return None
+    return cache_key(path, query)
+
+
 def cache_key(path: str, query: str) -> str:
     """The key of a page: its path and its query parameters sorted, defaults left out.
 
@@ -124,6 +150,18 @@ class Entry:
     warm: bool = False  # rendered ahead by warming: worth keeping even before a first read
     stale_since: float | None = None  # its data changed elsewhere; being rendered again
     route: str = ""  # the label of the route that answered: request metrics count its hits under it
+    cost: int = 0  # the bytes it is counted for against the budget (``entry_cost``)
+
+
+# Bytes an entry costs beyond its key, body and headers: the Entry, its dict slots and tags.
+ENTRY_OVERHEAD = 512
+
+
+def entry_cost(key: str, entry: Entry) -> int:
+    """What an entry holds in memory, as counted against ``cache_bytes``: its key too (a key
+    may be kilobytes long, the answer a few bytes)."""
+    headers = sum(len(k) + len(v) for k, v in entry.headers)
+    return ENTRY_OVERHEAD + len(key) + len(entry.body) + headers + len(entry.etag)
 
 
 @dataclass
@@ -205,6 +243,7 @@ class PageCache:
         self.generation = 0
         self.recent: deque[tuple[int, frozenset[str]]] = deque(maxlen=1024)
         self.last_poll = float("-inf")
+        self.last_sweep = time.monotonic()
         self.own: set[int] = set()  # feed ids of this process's commits, not yet polled
         self.inflight: dict[str, asyncio.Future[Rendered | None]] = {}
         # Pages to render ahead (warming, refresh), in order; the value: warmed (True) or
@@ -282,6 +321,8 @@ class PageCache:
             self.own.difference_update(ident for ident, _ in rows)
         self.last_poll = time.monotonic()
         self.invalidate(tags)
+        if self.last_poll - self.last_sweep > max(1.0, self.max_age / 8):
+            self.expire()
 
     async def _poll_forever(self) -> None:
         while True:
@@ -453,7 +494,7 @@ class PageCache:
         entry = self.entries.pop(key, None)
         if entry is None:
             return None
-        self.size -= len(entry.body)
+        self.size -= entry.cost
         for tag in entry.tags:
             keys = self.by_tag.get(tag)
             if keys is not None:
@@ -480,12 +521,20 @@ class PageCache:
     def _ageing(self, entry: Entry) -> bool:
         return entry.expires - time.monotonic() < self.max_age * 0.1
 
+    def expire(self) -> None:
+        """Drop every entry past its maximum age, read or not (``get`` drops only what it
+        reads: an entry nobody reads again would otherwise stay until pushed out)."""
+        now = self.last_sweep = time.monotonic()
+        for key in [k for k, e in self.entries.items() if e.expires < now]:
+            self._drop(key)
+
     def put(self, key: str, entry: Entry) -> None:
-        if len(entry.body) > self.max_bytes // 8:
+        entry.cost = entry_cost(key, entry)
+        if entry.cost > self.max_bytes // 8:
             return  # one huge answer would push out hundreds of small ones
         self._drop(key)
         self.entries[key] = entry
-        self.size += len(entry.body)
+        self.size += entry.cost
         for tag in entry.tags:
             self.by_tag.setdefault(tag, set()).add(key)
         while self.size > self.max_bytes and self.entries:
@@ -556,7 +605,10 @@ class PublicCacheMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        key = cache_key(scope["path"], query)
+        key = page_key(scope["path"], query)
+        if key is None:
+            await self.app(scope, receive, send)
+            return
         entry = cache.get(key)
         if entry is not None:
             scope[ROUTE_LABEL] = entry.route  # the request metrics' label: no router saw it

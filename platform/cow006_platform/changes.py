@@ -39,8 +39,11 @@ EVERYTHING = "*"
 MATCHES = "matches"
 
 # Bulk statements that change nothing the API shows: the SQLite row lock (``locks.lock``
-# sets ``id = id``) and the workers' lease heartbeat.
-_INVISIBLE_COLUMNS = frozenset({"id", "lease_expires_at", "worker"})
+# sets ``id = id``), the workers' lease heartbeat and a held challenge's admission.
+_INVISIBLE_COLUMNS = frozenset({"id", "lease_expires_at", "worker", "held"})
+# Tables no public page shows (tokens, invites, throttling counters): writing them, even in
+# bulk (a token's last use, an address's counter), must not drop every cached page.
+_PRIVATE_TABLES = frozenset({"api_tokens", "invites", "rate_counters"})
 
 _TAGS = "cow006_change_tags"
 _MATCHES = "cow006_changed_matches"
@@ -74,7 +77,7 @@ def tags_of(obj: object) -> set[str]:
     if isinstance(obj, League | LeagueEntrant):
         league = obj.id if isinstance(obj, League) else obj.league_id
         return {f"league:{league}", "leagues"}
-    if isinstance(obj, Change):
+    if isinstance(obj, Change) or getattr(obj, "__tablename__", None) in _PRIVATE_TABLES:
         return set()
     # Users and agents (names, disabled) show on every leaderboard and match list; anything
     # unknown is treated the same way, to be safe.
@@ -102,7 +105,7 @@ def _on_execute(state: ORMExecuteState) -> None:
     if not (state.is_update or state.is_delete or state.is_insert):
         return
     table = getattr(state.statement, "table", None)
-    if table is not None and table.name == Change.__tablename__:
+    if table is not None and (table.name == Change.__tablename__ or table.name in _PRIVATE_TABLES):
         return
     if state.is_update:
         values = getattr(state.statement, "_values", None) or {}

@@ -3,10 +3,15 @@
 ::
 
     cow006 admin create-user alice --admin    # prints alice's API token, this once
+    cow006 admin invite --uses 5              # an invite code (COW006_REGISTRATION=invite)
+    cow006 admin approve-user bob             # a pending user (COW006_REGISTRATION=approval)
+    cow006 admin disable-user bob             # refuse bob's tokens; enable-user undoes it
+    cow006 admin revoke-tokens bob            # every token of bob's refused from now on
     cow006 admin rerate main                  # recompute a ladder's ratings (name or id)
     cow006 admin pause main                   # stop scheduling a ladder's matches; resume
     cow006 admin disable-agent cheater        # out of every ladder's matchmaking; enable-agent
     cow006 admin requeue-failed --ladder main # failed matches played again (rated once)
+    cow006 admin unsuspend cheater@2          # seat a suspended version at ladder tables again
     cow006 admin export main main.tar.gz      # every finished match log + index.jsonl
     cow006 db upgrade                         # create or migrate the database schema
 
@@ -27,7 +32,7 @@ from cow006 import cli as sdk_cli
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
-    from .models import Agent, Ladder
+    from .models import Agent, Ladder, User
     from .settings import Settings
 
 T = TypeVar("T")
@@ -81,6 +86,147 @@ def create_user_command(
         _fail(str(exc))
     typer.echo(f"created {role} {name} (id {user_id}); API token (shown once):", err=True)
     typer.echo(token)
+
+
+def _user(session: Session, ref: str) -> User:
+    from .models import User
+
+    return _named(session, User, ref, "user")
+
+
+def _set_user_flag(ref: str, flag: str, value: bool) -> tuple[str, bool]:
+    """Set ``users.<flag>`` of user ``ref``; (its name, whether it changed)."""
+    from . import db
+    from .settings import Settings
+
+    factory = _open(Settings())
+    with db.session_scope(factory) as session:
+        user = _user(session, ref)
+        changed = getattr(user, flag) != value
+        setattr(user, flag, value)
+        return user.name, changed
+
+
+@admin.command("disable-user")
+def disable_user_command(
+    user: Annotated[str, typer.Argument(help="The user's name or id.")],
+) -> None:
+    """Disable a user: every request with one of their tokens is refused (403) from now on,
+    in every API process.  Their agents, versions and matches stay."""
+    name, changed = _set_user_flag(user, "disabled", True)
+    if changed:
+        typer.echo(f"disabled user {name}: their tokens are refused")
+    else:
+        typer.echo(f"user {name} is already disabled")
+
+
+@admin.command("enable-user")
+def enable_user_command(
+    user: Annotated[str, typer.Argument(help="The user's name or id.")],
+) -> None:
+    """Enable a disabled user again (their live tokens work again)."""
+    name, changed = _set_user_flag(user, "disabled", False)
+    typer.echo(f"enabled user {name}" if changed else f"user {name} is not disabled")
+
+
+@admin.command("approve-user")
+def approve_user_command(
+    user: Annotated[str, typer.Argument(help="The user's name or id.")],
+) -> None:
+    """Approve a user who registered while the arena approves new users
+    (COW006_REGISTRATION=approval): their token works from now on."""
+    name, changed = _set_user_flag(user, "pending", False)
+    typer.echo(f"approved user {name}" if changed else f"user {name} is not pending")
+
+
+@admin.command("pending-users")
+def pending_users_command() -> None:
+    """List the users waiting for approval, oldest first."""
+    from sqlalchemy import select
+
+    from .models import User
+    from .settings import Settings
+
+    factory = _open(Settings())
+    with factory() as session:
+        rows = session.execute(
+            select(User.name, User.created_at).where(User.pending.is_(True)).order_by(User.id)
+        ).all()
+    for name, created in rows:
+        typer.echo(f"{name}\tregistered {created:%Y-%m-%d %H:%M}")
+    if not rows:
+        typer.echo("no user is waiting for approval", err=True)
+
+
+@admin.command("revoke-tokens")
+def revoke_tokens_command(
+    user: Annotated[str, typer.Argument(help="The user's name or id.")],
+) -> None:
+    """Revoke every token of a user: each is refused at once, in every API process.  The
+    user is not disabled; ``cow006 admin new-token NAME`` gives them a new token."""
+    from . import db, security
+    from .settings import Settings
+
+    factory = _open(Settings())
+    with db.session_scope(factory) as session:
+        found = _user(session, user)
+        name = found.name
+        n = security.revoke_all(session, found.id)
+    typer.echo(f"revoked {n} token{'' if n == 1 else 's'} of user {name}")
+
+
+@admin.command("new-token")
+def new_token_command(
+    user: Annotated[str, typer.Argument(help="The user's name or id.")],
+    name: Annotated[str, typer.Option("--name", help="The token's name.")] = "admin-issued",
+) -> None:
+    """Make a token for a user (one who lost theirs, or whose tokens were revoked) and print
+    it, this once."""
+    from . import db, security
+    from .settings import Settings
+
+    factory = _open(Settings())
+    try:
+        with db.session_scope(factory) as session:
+            found = _user(session, user)
+            user_name = found.name
+            if any(t.name == name for t in security.live_tokens(session, found.id)):
+                _fail(f"user {user_name} already has a token named {name!r}; pick another --name")
+            _, token = security.add_token(session, found.id, name)
+    except ValueError as exc:  # a bad token name
+        _fail(str(exc))
+    typer.echo(f"new token {name!r} of user {user_name} (shown once):", err=True)
+    typer.echo(token)
+
+
+@admin.command("invite")
+def invite_command(
+    uses: Annotated[
+        int, typer.Option("--uses", min=1, max=10_000, help="Registrations it is good for.")
+    ] = 1,
+    days: Annotated[
+        float | None,
+        typer.Option("--days", min=0.001, max=3650, help="Valid this many days (default: ever)."),
+    ] = None,
+    note: Annotated[
+        str | None, typer.Option("--note", help="Who it is for (kept with it, up to 200 chars).")
+    ] = None,
+) -> None:
+    """Make an invite code for COW006_REGISTRATION=invite and print it, this once (only its
+    hash is stored).  It is sent as "invite" with POST /api/users, or given to
+    ``cow006 login URL --register NAME --invite CODE``."""
+    from . import db, security
+    from .settings import Settings
+
+    if note is not None and len(note) > 200:
+        _fail("a note is at most 200 characters")
+    factory = _open(Settings())
+    with db.session_scope(factory) as session:
+        _, code = security.create_invite(session, uses, days=days, note=note)
+    good = f"{uses} registration{'' if uses == 1 else 's'}"
+    until = f" within {days:g} days" if days is not None else ""
+    typer.echo(f"invite code for {good}{until} (shown once):", err=True)
+    typer.echo(code)
 
 
 @admin.command("rerate")
@@ -204,6 +350,39 @@ def enable_agent_command(
     _set_agent_disabled(agent, False)
 
 
+@admin.command("unsuspend")
+def unsuspend_command(
+    version: Annotated[
+        str, typer.Argument(help="AGENT@N for one version, or AGENT for all its versions.")
+    ],
+) -> None:
+    """Lift the suspension of a version whose matches kept failing: it is seated at ladder
+    tables again, with its failure count cleared."""
+    from cow006.untrusted import for_terminal
+
+    from . import db, suspension
+    from .settings import Settings
+
+    ref, _, number = version.partition("@")
+    if number and not number.isdigit():
+        _fail(f"a version is AGENT@N with N a number, not {version!r}")
+    factory = _open(Settings())
+    with db.session_scope(factory) as session:
+        agent = _agent(session, ref)
+        rows = [v for v in agent.versions if not number or v.number == int(number)]
+        if not rows:
+            _fail(f"agent {agent.name} has no version {number}")
+        reasons = {v.label: v.suspended_reason for v in rows if v.suspended_at is not None}
+        lifted = [v.label for v in rows if suspension.lift(v)]
+    for label, reason in reasons.items():
+        # The reason may quote a bot: escaped for the terminal.
+        typer.echo(f"{label} was suspended: {for_terminal(reason or '')}")
+    if lifted:
+        typer.echo(f"lifted: {', '.join(lifted)} (seated at ladder tables again)")
+    else:
+        typer.echo(f"{version}: not suspended, nothing to lift")
+
+
 @admin.command("requeue-failed")
 def requeue_failed_command(
     ladder: Annotated[
@@ -237,6 +416,7 @@ def requeue_failed_command(
             query = query.where(Match.ladder_id == _ladder(session, ladder).id)
         ids = list(session.scalars(query.order_by(Match.id).limit(limit)))
     requeued: list[int] = []
+    kinds: dict[int, str] = {}
     for match_id in ids:
         with db.session_scope(factory) as session:  # one short transaction per match
             match = locks.lock(session, Match, match_id)
@@ -251,12 +431,13 @@ def requeue_failed_command(
             # For a queued match: when the reaper sends its task again (if ours is lost).
             match.lease_expires_at = utcnow() + timedelta(seconds=settings.requeue_seconds)
             requeued.append(match_id)
+            kinds[match_id] = match.kind.value  # its work class's queue
     if requeued:
         # Committed first, sent after: a task always finds its row queued.
         executor = CeleryExecutor(settings.celery_broker_url)
         try:
             for match_id in requeued:
-                executor.submit_match(match_id)
+                executor.submit_match(match_id, kind=kinds[match_id])
         finally:
             executor.close()
     where = f" of ladder {ladder}" if ladder is not None else ""
@@ -264,6 +445,32 @@ def requeue_failed_command(
 
 
 EXPORT_BATCH = 200  # matches read per query: an export of any size runs in bounded memory
+
+
+@admin.command("gc")
+def gc_command(
+    grace: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds an unreferenced folder must be old to go "
+            "(default: COW006_GC_GRACE_SECONDS).",
+            min=0,
+        ),
+    ] = None,
+) -> None:
+    """Remove what crashed uploads left under COW006_DATA_DIR: old temporary folders, and
+    bot folders no version refers to (nothing referenced is ever removed)."""
+    from . import debris
+    from .settings import Settings
+
+    settings = Settings()
+    report = debris.collect(settings, _open(settings), grace)
+    for path in report.removed:
+        typer.echo(f"removed {path}")
+    typer.echo(
+        f"{len(report.removed)} removed, {report.referenced} bot folders in use, "
+        f"{report.kept_young} left within the grace period"
+    )
 
 
 @admin.command("export")
@@ -430,6 +637,7 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     app.registered_commands.extend(sdk_cli.app.registered_commands)
+    app.registered_groups.extend(sdk_cli.app.registered_groups)  # cow006 token ...
     app.add_typer(admin)
     app.add_typer(db_app)
     return app

@@ -1,29 +1,36 @@
 """FastAPI dependencies: a database session per request, the caller, settings, the executor.
 
-The caller is whoever's token is in ``Authorization: Bearer TOKEN``.  Anonymous callers may
-read public resources; a token that is present but unknown is a 401 everywhere (a client with
-a stale token should learn so, not silently see the anonymous view).
+The caller is whoever's token is in ``Authorization: Bearer TOKEN``.  Anonymous callers (no
+Authorization header at all) may read public resources.  Any Authorization header that is not
+one live token is a 401 everywhere: a token unknown, revoked or expired, an empty ``Bearer ``,
+another scheme, garbage (a client with a bad token should learn so, not silently see the
+anonymous view).  A disabled or pending user's token is a 403 with the reason.  Refused tokens
+are counted per client address (``throttle``): past the limit, that address gets 429.
+
+The OpenAPI document says which operations need a token (``current_user``), which take one
+optionally (``OptionalUser``) and which are public (``document_security``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Path, Query, Request, status
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Security, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
+from . import security, throttle
 from .executor import Executor
-from .models import User
+from .models import ApiToken, User
 from .schemas import MAX_ID, MAX_OFFSET
-from .security import user_for_token
 from .settings import Settings
 
-_bearer = HTTPBearer(auto_error=False, description="The API token from POST /api/users.")
-
+logger = logging.getLogger(__name__)
 
 READ_METHODS = frozenset({"GET", "HEAD"})
 
@@ -64,37 +71,132 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 ExecutorDep = Annotated[Executor, Depends(get_executor)]
 
 
+MAX_TOKEN_CHARS = 256  # ours are 43; anything longer is not a token of this arena
+MALFORMED = "the Authorization header must be 'Bearer TOKEN' (send none to read anonymously)"
+
+
 def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(
         status.HTTP_401_UNAUTHORIZED, detail, headers={"WWW-Authenticate": "Bearer"}
     )
 
 
-def _lookup_user(factory: sessionmaker[Session], token: str) -> User | None:
+def bearer_token(values: list[str]) -> str | None:
+    """The token of the request's Authorization header(s), or None if they are malformed:
+    not exactly one header, another scheme than Bearer, an empty or oversized token, or one
+    with spaces or characters outside printable ASCII."""
+    if len(values) != 1:
+        return None
+    scheme, _, token = values[0].strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_CHARS:
+        return None
+    if not token.isascii() or not token.isprintable() or " " in token:
+        return None
+    return token
+
+
+def _lookup(factory: sessionmaker[Session], token: str) -> tuple[User, ApiToken] | None:
     with factory() as session:
-        return user_for_token(session, token)
+        found = security.token_owner(session, token)
+        if found is not None:
+            try:
+                security.touch(session, found[1])
+            except SQLAlchemyError:  # last_used_at is a hint: no reason to refuse a request
+                logger.warning("could not record the use of API token %d", found[1].id)
+                session.rollback()
+        return found
 
 
-async def optional_user(
-    request: Request,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> User | None:
-    """The caller, or None for an anonymous request (which costs no query).
+def _blocklist(request: Request) -> throttle.Blocklist:
+    state = request.app.state
+    blocklist: throttle.Blocklist | None = getattr(state, "auth_blocklist", None)
+    if blocklist is None:
+        blocklist = state.auth_blocklist = throttle.Blocklist()
+    return blocklist
+
+
+async def _refused(request: Request, address: str, detail: str) -> HTTPException:
+    """The answer to a refused token: 401, or 429 once ``address`` is past its limit."""
+    settings: Settings = request.app.state.settings
+    limit = settings.auth_failures_per_minute_per_address
+    if limit > 0:
+        factory = request.app.state.session_factory
+        counted = await run_in_threadpool(
+            throttle.bump, factory, throttle.AUTH_FAILURE, address, 60
+        )
+        if counted.count > limit:
+            _blocklist(request).block(address, counted.retry_after)
+            return _too_many_failures(counted.retry_after)
+    return _unauthorized(detail)
+
+
+def _too_many_failures(retry_after: int) -> HTTPException:
+    return throttle.too_many(
+        f"too many refused API tokens from your address; try again in {retry_after} s",
+        retry_after,
+    )
+
+
+async def optional_user(request: Request) -> User | None:
+    """The caller, or None for an anonymous request (no Authorization header; no query).
 
     The token is looked up in a session of its own, closed at once: the request's session
     then holds a connection only while its route runs (see ``get_session``).  The User comes
     back detached, its columns loaded; routes read them and never change the caller's row.
+    The id of the token used is left in ``request.state.api_token_id``.
     """
-    if credentials is None:
+    values = request.headers.getlist("authorization")
+    if not values:
         return None
+    address = throttle.client_address(request)
+    wait = _blocklist(request).retry_after(address)
+    if wait is not None:
+        raise _too_many_failures(wait)
+    token = bearer_token(values)
+    if token is None:
+        raise await _refused(request, address, MALFORMED)
     factory = request.app.state.read_session_factory
-    user = await run_in_threadpool(_lookup_user, factory, credentials.credentials)
-    if user is None:
-        raise _unauthorized("invalid API token")
+    found = await run_in_threadpool(_lookup, factory, token)
+    if found is None:
+        raise await _refused(request, address, "invalid API token (unknown, revoked or expired)")
+    user, api_token = found
+    if user.disabled:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"the account {user.name} is disabled; ask the arena's admins",
+        )
+    if user.pending:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"the account {user.name} is waiting for an admin's approval",
+        )
+    request.state.api_token_id = api_token.id
     return user
 
 
-async def current_user(user: Annotated[User | None, Depends(optional_user)]) -> User:
+# Documentation only: the security scheme in the OpenAPI document.  optional_user reads the
+# header itself (HTTPBearer would take an empty "Bearer " or another scheme for anonymous).
+# Routes that take a token optionally name a second scheme, which ``document_security``
+# rewrites into "anonymous, or HTTPBearer".
+_bearer = HTTPBearer(
+    auto_error=False, description="An API token (POST /api/users, /api/users/me/tokens)."
+)
+_optional_bearer = HTTPBearer(auto_error=False, scheme_name="HTTPBearerOptional")
+SchemeDoc = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
+OptionalSchemeDoc = Annotated[HTTPAuthorizationCredentials | None, Security(_optional_bearer)]
+
+
+async def optional_caller(
+    user: Annotated[User | None, Depends(optional_user)], _doc: OptionalSchemeDoc
+) -> User | None:
+    """The caller if a token was sent (a route that shows its owner more), else None."""
+    return user
+
+
+async def current_user(
+    user: Annotated[User | None, Depends(optional_user)], _doc: SchemeDoc
+) -> User:
     """The caller, who must have sent a valid token."""
     if user is None:
         raise _unauthorized("this needs an API token (Authorization: Bearer TOKEN)")
@@ -108,9 +210,37 @@ async def admin_user(user: Annotated[User, Depends(current_user)]) -> User:
     return user
 
 
-OptionalUser = Annotated[User | None, Depends(optional_user)]
+OptionalUser = Annotated[User | None, Depends(optional_caller)]
 CurrentUser = Annotated[User, Depends(current_user)]
 AdminUser = Annotated[User, Depends(admin_user)]
+
+
+def document_security(app: FastAPI) -> None:
+    """Make the OpenAPI document say, per operation, whether a token is needed.
+
+    ``optional_user`` runs on every operation under /api but declares no scheme, so public
+    operations carry no security requirement.  Those that need a token require
+    ``HTTPBearer``; those that take one optionally (``OptionalUser``) list ``{}`` (anonymous)
+    and ``HTTPBearer``.
+    """
+    generate = app.openapi
+    required = _bearer.scheme_name
+    optional = _optional_bearer.scheme_name
+
+    def openapi() -> dict[str, Any]:
+        schema = generate()
+        for operations in schema.get("paths", {}).values():
+            for op in operations.values():
+                names = {name for req in op.get("security", []) for name in req}
+                if required in names:
+                    op["security"] = [{required: []}]
+                elif optional in names:
+                    op["security"] = [{}, {required: []}]
+        schemes = schema.get("components", {}).get("securitySchemes", {})
+        schemes.pop(optional, None)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 @dataclass

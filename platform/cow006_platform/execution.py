@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox as cow_sandbox
@@ -34,8 +36,9 @@ from cow006 import spec as cow_spec
 from cow006.agent import Agent
 from cow006.host import Limits, RemoteAgent
 from cow006.runner import Match as Runner
+from cow006.untrusted import clean
 
-from . import leagues, locks, results, storage
+from . import fairness, leagues, locks, results, storage
 from .db import session_scope
 from .models import Agent as AgentRow
 from .models import (
@@ -54,6 +57,9 @@ from .settings import Settings
 logger = logging.getLogger(__name__)
 
 STDERR_TAIL = 4000  # characters of a rejected bot's stderr shown in its rejection reason
+MAX_REASON = 8000  # characters of a rejection reason kept
+# What stands in for a bot's text when the database refused to store it even cleaned.
+REFUSED_TEXT = "[this text could not be stored]"
 MAX_LISTED_FAULTS = 10
 
 
@@ -65,6 +71,7 @@ class _Plan:
     paths: list[str]
     labels: list[str]
     limits: Limits
+    cpu: float | None = None  # cores per bot (the ladder's cpu_share); None: the default
 
 
 def worker_name() -> str:
@@ -92,6 +99,11 @@ def _limits(session: Session, match: Match) -> Limits:
         source = session.get(League, match.league_id)
     elif match.ladder_id is not None:
         source = session.get(Ladder, match.ladder_id)
+    return limits_for(source)
+
+
+def limits_for(source: Ladder | League | None) -> Limits:
+    """The bots' limits at a table of ``source`` (a validation table copies its ladder's)."""
     if source is None:  # a challenge outside any ladder: the SDK's defaults
         return Limits()
     return Limits(decision=source.decision_time, bank=source.time_bank)
@@ -115,7 +127,9 @@ def _plan(session: Session, settings: Settings, match: Match) -> _Plan:
             raise FileNotFoundError(f"the files of {label} are missing from storage")
         paths.append(str(path))
         labels.append(label)
-    return _Plan(match.seed, paths, labels, _limits(session, match))
+    ladder = session.get(Ladder, match.ladder_id) if match.ladder_id is not None else None
+    cpu = ladder.cpu_share if ladder is not None else None
+    return _Plan(match.seed, paths, labels, _limits(session, match), cpu)
 
 
 def _stderr_of(agent: Agent) -> str | None:
@@ -134,12 +148,16 @@ def play(
     limits: Limits,
     sb: cow_sandbox.Sandbox | None,
     on_start: Callable[[list[Agent]], None] | None = None,
+    cpu: float | None = None,
 ) -> tuple[dict[str, Any], list[str | None]]:
     """Play one match; (its log, each seat's stderr: None for in-process builtins).
 
     ``on_start`` is called with the seated agents once their processes are started: a worker
-    keeps them to kill the match if it loses its lease.
+    keeps them to kill the match if it loses its lease.  ``cpu`` (cores, a ladder's
+    ``cpu_share``) replaces the sandbox's CPU quota per bot.
     """
+    if sb is not None and cpu is not None:
+        sb = replace(sb, cpu=cpu)
     # cow006.spec.agents starts every bot process before the match asks the first for its
     # hello, and closes them all whatever happens.
     with cow_spec.agents(specs, limits, labels, sandbox=sb) as seated:
@@ -150,10 +168,12 @@ def play(
     return log, [_stderr_of(a) for a in seated]
 
 
-def _fail(session_factory: sessionmaker[Session], match_id: int, error: str) -> None:
+def _fail(
+    session_factory: sessionmaker[Session], match_id: int, error: str, blame: int | None = None
+) -> None:
     try:
         with session_scope(session_factory) as session:
-            results.fail_match(session, match_id, error)
+            results.fail_match(session, match_id, error, blame=blame)
     except Exception:  # the database itself is gone: nothing more to do than say so
         logger.exception("cannot record the failure of match %s", match_id)
 
@@ -210,11 +230,14 @@ def claim_match(
             if match.status is MatchStatus.running and expires is not None and expires > now:
                 return None  # another worker holds it and is alive
             if max_attempts is not None and (match.attempts or 0) >= max_attempts:
+                # A bot may be what kills its workers (nobody can tell which seat): the
+                # failure counts against every version at the table (``suspension``).
                 results.fail_match(
                     session,
                     match_id,
                     f"The match was given up after {match.attempts} attempts: every run of it "
                     "ended with its worker.",
+                    blame=settings.suspend_after,
                 )
                 return None
         plan = _plan(session, settings, match)
@@ -253,6 +276,27 @@ def renew_lease(
     return None
 
 
+def refused(exc: BaseException) -> bool:
+    """Whether a database error refused the data (a value it cannot hold), as opposed to the
+    database being away (a lost connection: try again later)."""
+    if not isinstance(exc, DBAPIError) or isinstance(exc, OperationalError | InterfaceError):
+        return False
+    return not exc.connection_invalidated
+
+
+def scrub_result(
+    log: dict[str, Any], stderr: list[str | None]
+) -> tuple[dict[str, Any], list[str | None]]:
+    """The result with every piece of bot text (fault details, stderr) replaced by
+    ``REFUSED_TEXT``: what is stored when the database refused the result as it was."""
+    log = dict(log)
+    log["faults"] = [
+        {**f, "detail": REFUSED_TEXT} if isinstance(f, dict) and f.get("detail") else f
+        for f in log.get("faults", [])
+    ]
+    return log, [None if err is None else REFUSED_TEXT for err in stderr]
+
+
 def finish_claim(
     session_factory: sessionmaker[Session],
     claim: Claim,
@@ -260,7 +304,32 @@ def finish_claim(
     stderr: list[str | None],
 ) -> bool:
     """Store the result of a claimed run (``results.finish_match``), exactly once; False if
-    it was not stored: the match is settled, or another run has taken it over since."""
+    it was not stored: the match is settled, or another run has taken it over since.
+
+    A failure to store a result is never the match's fault: if the database refuses the
+    result (a value it cannot hold, which cleaning should have made impossible), it is stored
+    again with the bots' text replaced (``scrub_result``), not played again.  A database
+    that is away raises (DBAPIError): the caller leaves the match for a later run.
+    """
+    try:
+        return _store_claim(session_factory, claim, log, stderr)
+    except DBAPIError as exc:
+        if not refused(exc):
+            raise
+        logger.warning(
+            "match %s: the database refused its result (%s); stored with the bots' text replaced",
+            claim.match_id,
+            type(exc.orig).__name__ if exc.orig is not None else type(exc).__name__,
+        )
+        return _store_claim(session_factory, claim, *scrub_result(log, stderr))
+
+
+def _store_claim(
+    session_factory: sessionmaker[Session],
+    claim: Claim,
+    log: dict[str, Any],
+    stderr: list[str | None],
+) -> bool:
     with session_scope(session_factory) as session:
         match = locks.lock(session, Match, claim.match_id)
         if match is None or match.status is MatchStatus.finished:
@@ -270,14 +339,17 @@ def finish_claim(
         return results.finish_match(session, claim.match_id, log, stderr)
 
 
-def fail_claim(session_factory: sessionmaker[Session], claim: Claim, error: str) -> bool:
-    """Fail the match of a claimed run, unless another run has taken it over since."""
+def fail_claim(
+    session_factory: sessionmaker[Session], claim: Claim, error: str, *, blame: int | None = None
+) -> bool:
+    """Fail the match of a claimed run, unless another run has taken it over since
+    (``blame``: see ``results.fail_match``)."""
     try:
         with session_scope(session_factory) as session:
             match = locks.lock(session, Match, claim.match_id)
             if match is None or match.attempts != claim.attempt:
                 return False
-            return results.fail_match(session, claim.match_id, error)
+            return results.fail_match(session, claim.match_id, error, blame=blame)
     except Exception:  # the database itself is gone: nothing more to do than say so
         logger.exception("cannot record the failure of match %s", claim.match_id)
         return False
@@ -289,8 +361,10 @@ def run_match(session_factory: sessionmaker[Session], settings: Settings, match_
     A match already finished is left alone (a duplicate task).  Never raises for the match's
     own problems: they end up in ``Match.error`` as one sentence.  This is the in-process
     executors' path (no lease); the workers compose the same steps with a lease
-    (``claim_match``, ``play``, ``finish_claim``).
+    (``claim_match``, ``play``, ``finish_claim``).  An error while the bots play may be a
+    bot's: it counts against the table's versions (``suspension``).
     """
+    playing = False
     try:
         with session_scope(session_factory) as session:
             match = session.get(Match, match_id)
@@ -308,11 +382,18 @@ def run_match(session_factory: sessionmaker[Session], settings: Settings, match_
         if claim is None:
             return
         plan = claim.plan
-        log, stderr = play(plan.paths, plan.labels, plan.seed, plan.limits, sb)
+        playing = True
+        log, stderr = play(plan.paths, plan.labels, plan.seed, plan.limits, sb, cpu=plan.cpu)
+        playing = False
         finish_claim(session_factory, claim, log, stderr)
     except Exception as exc:
         logger.exception("match %s could not be run", match_id)
-        _fail(session_factory, match_id, error_sentence(exc))
+        _fail(
+            session_factory,
+            match_id,
+            error_sentence(exc),
+            blame=settings.suspend_after if playing else None,
+        )
 
 
 def after_match(session_factory: sessionmaker[Session], match_id: int) -> list[int]:
@@ -366,6 +447,8 @@ def validate_version(
 ) -> None:
     """Play a sandboxed smoke match of the version against ``settings.validation_opponents``
     and make it active (no fault at its seat) or rejected (with the reason for its owner).
+    The table looks like a ladder's to the bot (``fairness``): the ladder's seats and limits,
+    a random seat and seed, the opponents run as bot processes.
 
     The smoke match is not stored: it is a check, not a result.  Problems of the platform
     (no sandbox, files missing) raise and leave the version pending, to be validated again.
@@ -375,24 +458,67 @@ def validate_version(
         if version is None:
             raise ValueError(f"no agent version {version_id}")
         label, sha = version.label, version.sha256
+        # The table copies the ladder the version would play in (fairness: the bot cannot
+        # tell its validation from a ladder match).
+        ladder = fairness.validation_ladder(session, version.agent_id)
+        players = fairness.validation_players(ladder, settings)
+        limits = (
+            limits_for(ladder)
+            if ladder is not None
+            else Limits(decision=settings.validation_decision, bank=settings.validation_bank)
+        )
     path = storage.bot_path(settings, sha)
     if not (path / storage.BOT_FILE).is_file():
         raise FileNotFoundError(f"the files of {label} are missing from storage")
     sb = sandbox_for(settings)
-    opponents = list(settings.validation_opponents)
-    limits = Limits(decision=settings.validation_decision, bank=settings.validation_bank)
-    # The seed comes from the upload's digest: validating the same bytes replays the same match.
-    seed = int(sha[:15], 16)
-    log, stderr = play([str(Path(path)), *opponents], [label, *opponents], seed, limits, sb)
-    faults = [f for f in log.get("faults", []) if f.get("seat") == 0]
+    if not _count_validation(session_factory, settings, version_id):
+        return
+    # A random seat and seed (never the upload's digest, which names its storage folder: the
+    # bot could compute every hand), built-in opponents run as bot processes: see fairness.
+    rng = random.SystemRandom()
+    opponents = fairness.opponent_specs(settings, players - 1, rng)
+    seat = rng.randrange(players)
+    specs = fairness.opponent_paths(settings, opponents)
+    specs.insert(seat, str(Path(path)))
+    labels = [*opponents]
+    labels.insert(seat, label)
+    seed = rng.getrandbits(63)
+    log, stderr = play(specs, labels, seed, limits, sb)
+    faults = [f for f in log.get("faults", []) if f.get("seat") == seat]
     with session_scope(session_factory) as session:
         version = locks.lock(session, AgentVersion, version_id)
         if version is None:
             return
         if faults:
             version.status = VersionStatus.rejected
-            version.reason = rejection_reason(faults, stderr[0])
+            # Fault details and stderr are the bot's text: cleaned (again) before storing.
+            version.reason = clean(rejection_reason(faults, stderr[seat]), MAX_REASON)
         else:
             version.status = VersionStatus.active
             version.reason = None
         version.validated_at = utcnow()
+
+
+def _count_validation(
+    session_factory: sessionmaker[Session], settings: Settings, version_id: int
+) -> bool:
+    """Count one more validation run of the version, in its own transaction, before the
+    match: a run that never ends (it takes its worker down) still counts.  A pending version
+    whose validation was started ``max_validations`` times without a verdict is rejected
+    with a reason instead (False: nothing to play): re-validation is not forever."""
+    with session_scope(session_factory) as session:
+        version = locks.lock(session, AgentVersion, version_id)
+        if version is None:
+            return False
+        tried = version.validation_attempts or 0
+        if version.status is VersionStatus.pending and tried >= settings.max_validations:
+            version.status = VersionStatus.rejected
+            version.reason = (
+                f"The bot's validation was started {tried} times and never came to a verdict: "
+                "each run ended with an error or took its worker down."
+            )
+            version.validated_at = utcnow()
+            logger.warning("version %s: rejected after %d validation runs", version_id, tried)
+            return False
+        version.validation_attempts = tried + 1
+    return True

@@ -4,7 +4,8 @@ The API knows only the ``Executor`` protocol.  ``InProcessExecutor`` runs the wo
 thread pool inside the API process (the embedded, single-machine setup);
 ``SynchronousExecutor`` runs it at once, in the caller's thread (tests);
 ``CeleryExecutor`` sends it as tasks to the Celery workers (``cow006_workers``), by task name
-only: the platform never imports the workers.
+only (the platform never imports the workers), each to its work class's queue
+(``workclasses``: validations, ladder and league matches, challenges).
 
 After a league match, the executor also starts the league's next round when the current one
 is settled (``execution.after_match``) and runs the new matches.
@@ -20,15 +21,17 @@ from typing import Any, Literal, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import execution
+from . import execution, workclasses
+from .models import MatchKind
 from .settings import Settings
 
 logger = logging.getLogger(__name__)
 
 
 class Executor(Protocol):
-    def submit_match(self, match_id: int) -> None:
-        """Queue a match (already in the database, status queued) to be played."""
+    def submit_match(self, match_id: int, kind: MatchKind | str | None = None) -> None:
+        """Queue a match (already in the database, status queued) to be played; ``kind``
+        picks its work class's queue (None: a ladder or league match)."""
 
     def submit_validation(self, version_id: int) -> None:
         """Queue a new version's validation."""
@@ -47,7 +50,9 @@ class _Runner:
     def run_match(self, match_id: int) -> list[int]:
         execution.run_match(self.session_factory, self.settings, match_id)
         try:
-            return execution.after_match(self.session_factory, match_id)
+            follow_ups = execution.after_match(self.session_factory, match_id)
+            # A slot for a held challenge may have come free (workclasses).
+            return follow_ups + workclasses.release_challenges(self.session_factory, self.settings)
         except Exception:
             logger.exception("the work after match %s failed", match_id)
             return []
@@ -65,7 +70,7 @@ class SynchronousExecutor:
     def __init__(self, session_factory: sessionmaker[Session], settings: Settings) -> None:
         self._runner = _Runner(session_factory, settings)
 
-    def submit_match(self, match_id: int) -> None:
+    def submit_match(self, match_id: int, kind: MatchKind | str | None = None) -> None:
         for follow_up in self._runner.run_match(match_id):
             self.submit_match(follow_up)
 
@@ -118,7 +123,7 @@ class InProcessExecutor:
         finally:
             self._done()
 
-    def submit_match(self, match_id: int) -> None:
+    def submit_match(self, match_id: int, kind: MatchKind | str | None = None) -> None:
         self._submit("match", match_id)
 
     def submit_validation(self, version_id: int) -> None:
@@ -138,7 +143,9 @@ class InProcessExecutor:
 # The names of the workers' tasks (cow006_workers.tasks): the contract between the two.
 RUN_MATCH_TASK = "cow006.run_match"
 VALIDATE_TASK = "cow006.validate_version"
-QUEUE = "cow006"  # the queue the workers take matches and validations from
+# The queue of all work before the work classes (``workclasses``: one queue per class);
+# workers still read it, nothing sends to it.
+QUEUE = workclasses.LEGACY_QUEUE
 
 
 def prepare_broker(url: str) -> None:
@@ -173,17 +180,17 @@ class CeleryExecutor:
         )
         self._retry = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2}
 
-    def _send(self, name: str, arg: int) -> None:
+    def _send(self, name: str, arg: int, queue: str) -> None:
         try:
-            self._app.send_task(name, args=[arg], queue=QUEUE, retry=True, retry_policy=self._retry)
+            self._app.send_task(name, args=[arg], queue=queue, retry=True, retry_policy=self._retry)
         except Exception:  # the broker is down: the reaper re-sends from the database
             logger.exception("could not send %s(%s); the reaper will send it again", name, arg)
 
-    def submit_match(self, match_id: int) -> None:
-        self._send(RUN_MATCH_TASK, match_id)
+    def submit_match(self, match_id: int, kind: MatchKind | str | None = None) -> None:
+        self._send(RUN_MATCH_TASK, match_id, workclasses.queue_for_match(kind))
 
     def submit_validation(self, version_id: int) -> None:
-        self._send(VALIDATE_TASK, version_id)
+        self._send(VALIDATE_TASK, version_id, workclasses.VALIDATE_QUEUE)
 
     def close(self) -> None:
         self._app.close()

@@ -80,11 +80,74 @@ class User(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
-    # sha256 of the API token; the token itself is shown once and never stored.
+    # sha256 of the token the user was created with, kept for the record: what authenticates
+    # is ``api_tokens`` (revocable, several per user), which holds that same token too.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # A disabled user's tokens are refused (``cow006 admin disable-user``); a pending one
+    # registered under COW006_REGISTRATION=approval and waits for ``cow006 admin approve-user``.
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    pending: Mapped[bool] = mapped_column(Boolean, default=False)
 
     agents: Mapped[list[Agent]] = relationship(back_populates="owner")
+    tokens: Mapped[list[ApiToken]] = relationship(
+        back_populates="user", order_by="ApiToken.id", passive_deletes=True
+    )
+
+
+class ApiToken(Base):
+    """One named API token of a user: its sha256 is stored, the secret is shown once.
+
+    Revoking sets ``revoked_at`` (the row stays, for the owner's list and the record); every
+    request looks its token up here, so a revocation holds at once in every API process.
+    """
+
+    __tablename__ = "api_tokens"
+    __table_args__ = (Index("ix_api_tokens_user", "user_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(40))
+    # The secret's first characters, shown in lists so the owner can tell tokens apart; None
+    # for a token made before tokens were named (migration 0005 moved it from users.token_hash).
+    prefix: Mapped[str | None] = mapped_column(String(12), default=None)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Written at most once a minute per token (security.TOUCH_SECONDS): a hint, not an audit.
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+    user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class Invite(Base):
+    """An invite code (COW006_REGISTRATION=invite): stored hashed, good for ``uses_left``
+    more registrations until ``expires_at``."""
+
+    __tablename__ = "invites"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(12))
+    uses: Mapped[int] = mapped_column(Integer)
+    uses_left: Mapped[int] = mapped_column(Integer)
+    note: Mapped[str | None] = mapped_column(String(200), default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+
+class RateCounter(Base):
+    """A fixed-window counter shared by every API process (``cow006_platform.throttle``):
+    registrations and failed sign-ins per client address."""
+
+    __tablename__ = "rate_counters"
+
+    # "KIND:ADDRESS:WINDOW", e.g. "register:203.0.113.7:493912".
+    bucket: Mapped[str] = mapped_column(String(120), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    # When the window ends (Unix seconds): rows past it are deleted as new ones are written.
+    expires: Mapped[int] = mapped_column(BigInteger, index=True)
 
 
 class Agent(Base):
@@ -94,6 +157,8 @@ class Agent(Base):
     owner_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(40), unique=True)
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Its owner's choice: may other users seat it in their challenges (work classes, 0006)?
+    accepts_challenges: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     owner: Mapped[User] = relationship(back_populates="agents")
@@ -107,6 +172,7 @@ class AgentVersion(Base):
     __table_args__ = (
         UniqueConstraint("agent_id", "number"),
         UniqueConstraint("agent_id", "sha256"),
+        Index("ix_agent_versions_uploaded_from", "uploaded_from", "created_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -124,6 +190,15 @@ class AgentVersion(Base):
     reason: Mapped[str | None] = mapped_column(Text, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     validated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # Bot-caused failures (cow006_platform.suspension): matches of this version that failed in
+    # a row (a finished one resets it), validation runs started (bounded: re-validation is not
+    # forever), and the suspension from ladder tables with its reason (owner and admins only).
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    validation_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    suspended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    suspended_reason: Mapped[str | None] = mapped_column(Text, default=None)
+    # The client address (an IPv6 one as its /64) it was uploaded from: per-address caps.
+    uploaded_from: Mapped[str | None] = mapped_column(String(64), default=None)
 
     agent: Mapped[Agent] = relationship(back_populates="versions")
 
@@ -148,6 +223,12 @@ class Ladder(Base):
     # ratings.DEFAULT_DRAW_PROBABILITY: the measured tie rate of two players' totals (a test
     # keeps the two equal; docs/ratings.md says how it was measured).
     draw_probability: Mapped[float] = mapped_column(Float, default=0.011)
+    # Whether one owner's versions may sit at one table of this ladder.  Off by default: two
+    # bots of one owner at a table could collude (feed each other heads, share the deal).
+    allow_same_owner: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    # The CPU time each bot of this ladder's matches may use, in cores (its sandbox slot's
+    # cgroup quota, ``cow006.sandbox.Sandbox.cpu``): its children compete with it alone.
+    cpu_share: Mapped[float] = mapped_column(Float, default=1.0, server_default="1.0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -246,6 +327,10 @@ class Match(Base):
         Index("ix_matches_league", "league_id", "league_round", "id"),
         # The per-user hourly cap on challenges (POST /api/challenges).
         Index("ix_matches_requested_by", "requested_by", "created_at"),
+        # The per-address caps on challenges, and the challenges' share of recent match time
+        # (cow006_platform.workclasses).
+        Index("ix_matches_requested_from", "requested_from", "created_at"),
+        Index("ix_matches_started_at", "started_at"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -254,6 +339,11 @@ class Match(Base):
     league_id: Mapped[int | None] = mapped_column(ForeignKey("leagues.id", ondelete="CASCADE"))
     league_round: Mapped[int | None] = mapped_column(Integer, default=None)
     requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
+    # The client address a challenge was requested from (an IPv6 one as its /64).
+    requested_from: Mapped[str | None] = mapped_column(String(64), default=None)
+    # A challenge waiting in the database for admission to the broker (workclasses): the
+    # reaper does not send it; ``release_challenges`` does, a few at a time.
+    held: Mapped[bool] = mapped_column(Boolean, default=False)
     rated: Mapped[bool] = mapped_column(Boolean, default=True)
     seed: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[MatchStatus] = mapped_column(_enum(MatchStatus), default=MatchStatus.queued)

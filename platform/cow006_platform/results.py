@@ -19,11 +19,14 @@ from sqlalchemy.orm import Session
 
 from cow006 import engine as cow_engine
 from cow006 import log as cow_log
+from cow006.untrusted import clean, clean_data
 
-from . import locks, ratings
+from . import locks, ratings, suspension
 from .models import AgentVersion, Match, MatchKind, MatchLog, MatchSeat, MatchStatus, utcnow
 
 MAX_ERROR = 2000  # characters of a failure message kept
+# Characters of a seat's stderr kept: the host keeps 64 KiB of bytes, plus its dropped-bytes note.
+MAX_STDERR = 70000
 
 
 def new_seed() -> int:
@@ -104,6 +107,11 @@ def finish_match(
         raise ValueError(f"the log of match {match_id} does not have {len(seats)} players")
     if len(stderr) != len(seats):
         raise ValueError(f"{len(stderr)} stderr entries for the {len(seats)} seats of {match_id}")
+    # The platform is the last line: whatever the worker cleaned or not, bot text (stderr,
+    # fault details) is stored only once no database can refuse it and no page can fail to
+    # encode it (NUL, lone surrogates).  Clean strings are kept as they are: the log replays.
+    log = clean_data(log)
+    stderr = [None if err is None else clean(err, MAX_STDERR) for err in stderr]
     # A worker may run elsewhere: only a log that replays is accepted as a result.
     cow_log.verify(log)
     if log["seed"] != match.seed:
@@ -130,15 +138,19 @@ def finish_match(
         seat.forfeited = seat.seat in forfeited
         seat.stderr = err
     session.flush()
+    suspension.record_finished(session, match)
     if match.kind is MatchKind.ladder and match.rated and match.ladder_id is not None:
         ratings.apply_match(session, match)
     return True
 
 
-def fail_match(session: Session, match_id: int, error: str) -> bool:
+def fail_match(session: Session, match_id: int, error: str, *, blame: int | None = None) -> bool:
     """Mark a match failed with one sentence saying why (in the caller's transaction).
 
     A finished match stays finished (a late failure report changes nothing): returns False.
+    ``blame`` is given when the failure is not the platform's own (it may be a bot's): for a
+    ladder match it counts one failure against each version at the table, and a version
+    with ``blame`` failures in a row is suspended (``suspension``).
     """
     match = locks.lock(session, Match, match_id)
     if match is None:
@@ -146,9 +158,11 @@ def fail_match(session: Session, match_id: int, error: str) -> bool:
     if match.status is MatchStatus.finished:
         return False
     match.status = MatchStatus.failed
-    match.error = (error or "the match failed").strip()[:MAX_ERROR]
+    match.error = clean((error or "the match failed").strip(), MAX_ERROR)
     match.finished_at = utcnow()
     match.lease_expires_at = None
+    if blame is not None:
+        suspension.record_failure(session, match, match.error, blame)
     session.flush()
     return True
 

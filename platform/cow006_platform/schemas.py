@@ -82,6 +82,8 @@ class UserCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=NAME_PATTERN, examples=["alice"])
+    # Needed when the arena registers by invitation (COW006_REGISTRATION=invite).
+    invite: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class UserPublic(BaseModel):
@@ -99,6 +101,9 @@ class UserCreated(UserPublic):
     """The new user with its API token: shown this once, stored only as a hash."""
 
     token: str
+    # True when the arena approves new users (COW006_REGISTRATION=approval): the token is
+    # refused (403) until an admin runs ``cow006 admin approve-user NAME``.
+    pending: bool = False
 
 
 # --- agents and versions -----------------------------------------------------------------
@@ -111,9 +116,19 @@ class AgentCreate(BaseModel):
 
 
 class AgentUpdate(BaseModel):
+    """``disabled``: admins only; ``accepts_challenges``: the owner (or an admin)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    disabled: bool
+    disabled: bool | None = None
+    # False: other users may not seat the agent in their challenges (403 for them).
+    accepts_challenges: bool | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> AgentUpdate:
+        if self.disabled is None and self.accepts_challenges is None:
+            raise ValueError("give disabled or accepts_challenges")
+        return self
 
 
 class AgentOut(BaseModel):
@@ -122,6 +137,7 @@ class AgentOut(BaseModel):
     owner_id: int
     owner: str
     disabled: bool
+    accepts_challenges: bool = True  # may other users seat it in their challenges?
     created_at: Timestamp
     versions: int  # how many were uploaded
     latest_version: int | None  # number of the newest version
@@ -143,6 +159,11 @@ class VersionOut(BaseModel):
     reason: str | None
     created_at: Timestamp
     validated_at: Timestamp | None
+    # Suspended from ladder tables because its matches kept failing (public: matchmaking
+    # leaves it out); why, for the owner and admins only (it may quote the bot), else null.
+    suspended: bool = False
+    suspended_at: Timestamp | None = None
+    suspended_reason: str | None = None
 
     @classmethod
     def of(cls, version: AgentVersion, agent_name: str, *, private: bool) -> VersionOut:
@@ -160,6 +181,9 @@ class VersionOut(BaseModel):
             reason=version.reason if private else None,
             created_at=version.created_at,
             validated_at=version.validated_at,
+            suspended=version.suspended_at is not None,
+            suspended_at=version.suspended_at,
+            suspended_reason=version.suspended_reason if private else None,
         )
 
 
@@ -207,6 +231,10 @@ class LadderCreate(BaseModel):
     tau: float = Field(25.0 / 300, ge=0, le=1e6)
     # None means ratings.DEFAULT_DRAW_PROBABILITY.
     draw_probability: float | None = Field(None, ge=0, lt=1)
+    # Seat versions of one owner at one table (off: they could collude).
+    allow_same_owner: bool = False
+    # CPU time per bot, in cores: its sandbox slot's cgroup quota (docs/sandbox.md).
+    cpu_share: float = Field(1.0, ge=0.05, le=64)
 
 
 class LadderUpdate(BaseModel):
@@ -227,6 +255,8 @@ class LadderOut(BaseModel):
     beta: float
     tau: float
     draw_probability: float
+    allow_same_owner: bool  # one owner's versions may share a table
+    cpu_share: float  # cores of CPU time per bot (its sandbox slot's quota)
     created_at: Timestamp
     entries: int  # agents entered now
 
@@ -244,6 +274,8 @@ class LadderOut(BaseModel):
             beta=ladder.beta,
             tau=ladder.tau,
             draw_probability=ladder.draw_probability,
+            allow_same_owner=bool(ladder.allow_same_owner),
+            cpu_share=ladder.cpu_share if ladder.cpu_share is not None else 1.0,
             created_at=ladder.created_at,
             entries=entries,
         )
@@ -336,14 +368,21 @@ class LeagueOut(BaseModel):
     rounds: int
     decision_time: float
     time_bank: float
-    seed: int
+    # Every league match's seed derives from it: null until the league has finished, except
+    # for admins (as a match's seed).
+    seed: int | None
     created_at: Timestamp
     entrants: list[LeagueEntrantOut]
     progress: LeagueProgress
 
     @classmethod
     def of(
-        cls, league: League, entrants: list[LeagueEntrantOut], progress: LeagueProgress
+        cls,
+        league: League,
+        entrants: list[LeagueEntrantOut],
+        progress: LeagueProgress,
+        *,
+        admin: bool = False,
     ) -> LeagueOut:
         return cls(
             id=league.id,
@@ -353,7 +392,7 @@ class LeagueOut(BaseModel):
             rounds=league.rounds,
             decision_time=league.decision_time,
             time_bank=league.time_bank,
-            seed=league.seed,
+            seed=league.seed if admin or league.state == LeagueState.finished else None,
             created_at=league.created_at,
             entrants=entrants,
             progress=progress,
@@ -438,6 +477,12 @@ class SeatOut(BaseModel):
     forfeited: bool
 
 
+def visible_seed(match_status: MatchStatus | str, seed: int, admin: bool) -> int | None:
+    """A match's seed as the API shows it: to admins always, to everyone else only once the
+    match has finished (its deals are then in the public log anyway)."""
+    return seed if admin or match_status == MatchStatus.finished else None
+
+
 class MatchOut(BaseModel):
     id: int
     kind: MatchKind
@@ -447,7 +492,9 @@ class MatchOut(BaseModel):
     league_id: int | None
     league_round: int | None
     requested_by: int | None
-    seed: int
+    # The match seed (it fixes the deals): null until the match has finished, except for
+    # admins; a spectator or a bot's owner must not compute the hands of a match being played.
+    seed: int | None
     created_at: Timestamp
     started_at: Timestamp | None
     finished_at: Timestamp | None
@@ -459,8 +506,10 @@ class MatchOut(BaseModel):
     participants: list[SeatOut]
 
     @classmethod
-    def of(cls, match: Match | Any, participants: list[SeatOut]) -> MatchOut:
-        """From a Match or a row of its columns."""
+    def of(
+        cls, match: Match | Any, participants: list[SeatOut], *, admin: bool = False
+    ) -> MatchOut:
+        """From a Match or a row of its columns; the seed only as ``visible_seed`` allows."""
         duration = None
         if match.started_at is not None and match.finished_at is not None:
             duration = (as_utc(match.finished_at) - as_utc(match.started_at)).total_seconds()
@@ -473,7 +522,7 @@ class MatchOut(BaseModel):
             league_id=match.league_id,
             league_round=match.league_round,
             requested_by=match.requested_by,
-            seed=match.seed,
+            seed=visible_seed(match.status, match.seed, admin),
             created_at=match.created_at,
             started_at=match.started_at,
             finished_at=match.finished_at,

@@ -27,6 +27,21 @@ class Settings(BaseSettings):
     max_files: int = 200
     uploads_per_day: int = 50
     challenges_per_hour: int = 30
+    # Work classes and challenges (cow006_platform.workclasses, docs/operations.md): the caps
+    # on challenges waiting or being played, per user, per client address and in all; a
+    # version of another owner is seated in at most ``challenges_per_opponent`` of them.
+    challenges_queued_per_user: int = 4
+    challenges_queued_per_address: int = 8
+    challenges_queued: int = 64
+    challenges_per_opponent: int = 4
+    # Per client address (an IPv6 one counted as its /64), whatever the accounts behind it.
+    challenges_per_hour_per_address: int = 60
+    uploads_per_day_per_address: int = 100
+    # Challenges admitted to the workers: at most this many unfinished at once, and, while
+    # ladder or league matches wait, at most this share of the latest matches started (by
+    # their time and by their number).
+    challenge_slots: int = 1
+    challenge_share: float = 0.25
     # Validation: the smoke match a new version plays against built-in bots.
     validation_opponents: tuple[str, ...] = ("builtin:random", "builtin:greedy", "builtin:safe")
     validation_decision: float = 1.0
@@ -63,6 +78,11 @@ class Settings(BaseSettings):
     heartbeat_seconds: float = 10.0
     # A match whose runs were cut short this many times (it kills its workers) is failed.
     max_attempts: int = 5
+    # A version whose ladder matches failed this many times in a row is suspended from ladder
+    # tables (cow006_platform.suspension); a version whose validation was started this many
+    # times without a verdict is rejected.
+    suspend_after: int = 3
+    max_validations: int = 3
     # Matches queued or running per open ladder that the scheduler keeps up.
     ladder_queue_depth: int = 8
     # Seconds between two scheduler ticks (queue refills) and two reaper ticks.
@@ -79,6 +99,42 @@ class Settings(BaseSettings):
     # GET /metrics answers from a snapshot of the database at most this many seconds old: a
     # scrape (every few seconds, from every Prometheus) then costs a few aggregate queries.
     metrics_cache_seconds: float = 5.0
+    # Who may read GET /metrics: "token" (a bearer token: ``metrics_token``, or an admin's API
+    # token), "open" (anyone), or "bind" (only on its own address, ``metrics_bind``, which
+    # ``cow006 api`` and ``cow006 serve`` listen on besides the API's; the API's port has none).
+    metrics: Literal["open", "token", "bind"] = "token"
+    metrics_token: str = ""
+    metrics_bind: str = "127.0.0.1:9100"
+
+    # -- request limits (cow006_platform.limits, cow006_workers.httpserver) --------------------
+    # The body of any request but an upload (JSON bodies are a few hundred bytes).
+    max_json_bytes: int = 64 * 1024
+    # A request body must arrive in full within this many seconds of the first read (a 408).
+    body_seconds: float = 60.0
+    # A connection must send a request's headers in full within this many seconds of opening
+    # (or of its previous answer); an idle keep-alive connection is closed after
+    # ``keepalive_seconds``.  Headers are at most ``max_header_bytes`` in all.
+    header_timeout: float = 10.0
+    keepalive_seconds: float = 5.0
+    max_header_bytes: int = 32 * 1024
+    # Connections and requests at once per API process, past which it answers 503 at once.
+    max_connections: int = 1000
+    # Temporary upload folders and unreferenced bot folders younger than this are left to
+    # the upload that may be writing them (``cow006 admin gc``, API start).
+    gc_grace_seconds: float = 3600.0
+
+    # -- accounts (cow006_platform.security, cow006_platform.throttle) -------------------------
+    # Who may register through POST /api/users: anyone ("open"), holders of an invite code
+    # from ``cow006 admin invite`` ("invite"), or anyone, but the account stays pending until
+    # ``cow006 admin approve-user NAME`` ("approval").
+    registration: Literal["open", "invite", "approval"] = "open"
+    # Per client address, counted by every API process together (database counters): at most
+    # this many registrations an hour, and this many refused tokens (401) a minute, after which
+    # the address gets 429 with Retry-After until the window ends.  0 turns a limit off.
+    registrations_per_hour_per_address: int = 20
+    auth_failures_per_minute_per_address: int = 60
+    # Live (unrevoked, unexpired) tokens a user may hold at once.
+    max_tokens_per_user: int = 20
 
     @property
     def celery_broker_url(self) -> str:

@@ -8,10 +8,14 @@ devices or fifos), encryption, duplicates, the number of files, the declared siz
 the real sizes while decompressing (the running total stops the inflation as soon as it passes
 the cap, whatever the headers claim).  Source files must be UTF-8 and ``bot.py`` not empty.
 
-Only then are the files written, into a fresh temporary directory under ``data_dir``, which is
-renamed atomically to ``data_dir/bots/<sha256>/`` (sha256 of the uploaded bytes).  A folder
-that already exists is reused and never touched: the same bytes give the same files, and bad
-input can never overwrite or lose what is stored.
+Only then are the files written, into a fresh temporary directory under ``data_dir/tmp``,
+each file and directory fsynced, and the directory renamed atomically to
+``data_dir/bots/<sha256>/`` (sha256 of the uploaded bytes), the rename fsynced too: after a
+power loss a folder is either absent or whole, and the version row is committed only after
+that.  A folder that already exists is reused only if its files are exactly the upload's
+(one half-written before a crash is replaced); bad input can never overwrite or lose what is
+stored.  Reusing a folder touches its mtime: ``cow006 admin gc`` (``debris``) leaves folders
+used recently alone.
 """
 
 from __future__ import annotations
@@ -210,6 +214,15 @@ def _unzip(settings: Settings, data: bytes) -> tuple[dict[str, bytes], set[str]]
         return out, dirs
 
 
+def fsync_dir(path: Path) -> None:
+    """Make a directory's entries (files created, renamed in or out) durable."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _write_tree(root: Path, files: dict[str, bytes], dirs: set[str]) -> None:
     # Modes are set explicitly (not left to the umask): the sandbox's slot uid reads them.
     for d in sorted(dirs, key=lambda p: p.count("/")):
@@ -223,6 +236,42 @@ def _write_tree(root: Path, files: dict[str, bytes], dirs: set[str]) -> None:
         os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as f:
             f.write(content)
+            f.flush()
+            os.fsync(f.fileno())  # before the rename: never a whole-looking empty bot.py
+    for d in sorted(dirs, key=lambda p: -p.count("/")):
+        fsync_dir(root / d)
+    fsync_dir(root)
+
+
+def _holds_exactly(root: Path, files: dict[str, bytes]) -> bool:
+    """Whether the folder holds exactly ``files`` (same paths, same bytes, nothing else)."""
+    try:
+        found = {
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_symlink() or not p.is_dir()
+        }
+        if found != set(files):
+            return False
+        return all(
+            not (root / path).is_symlink() and (root / path).read_bytes() == content
+            for path, content in files.items()
+        )
+    except OSError:
+        return False
+
+
+def _reuse(path: Path, files: dict[str, bytes]) -> bool:
+    """Whether a stored folder can be used as it is; its mtime is touched if so (it is in
+    use: the garbage collector leaves it alone for a grace period)."""
+    if not path.is_dir() or not _holds_exactly(path, files):
+        return False
+    try:
+        os.utime(path)
+    except FileNotFoundError:  # collected meanwhile: write it again
+        return False
+    # Collected between the check and the touch (``debris`` renames before it removes)?
+    return (path / BOT_FILE).is_file()
 
 
 def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
@@ -258,23 +307,30 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
         files=len(files),
         path=bot_path(settings, sha),
     )
-    if (stored.path / BOT_FILE).is_file():
-        return stored  # the same bytes were stored before: reuse, never overwrite
+    if _reuse(stored.path, files):
+        return stored  # the same bytes were stored before, whole: reuse, never overwrite
     bots = bots_dir(settings)
     tmp_root = Path(settings.data_dir) / "tmp"
     bots.mkdir(parents=True, exist_ok=True)
     tmp_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="upload-", dir=tmp_root))
+    broken: Path | None = None
     try:
         tmp.chmod(0o755)
         _write_tree(tmp, files, dirs)
+        if stored.path.is_dir() and not _holds_exactly(stored.path, files):
+            # A folder half-written before a crash (or damaged): moved aside, then replaced.
+            broken = Path(tempfile.mkdtemp(prefix="broken-", dir=tmp_root))
+            os.rename(stored.path, broken / "bot")
         try:
             os.rename(tmp, stored.path)
         except OSError as exc:
             # Another upload of the same bytes won the race: its folder is as good as ours.
             if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not stored.path.is_dir():
                 raise
+        fsync_dir(bots)  # the rename is durable before the caller commits the version
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        for leftover in (tmp, broken):
+            if leftover is not None and leftover.exists():
+                shutil.rmtree(leftover, ignore_errors=True)
     return stored

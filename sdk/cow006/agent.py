@@ -28,6 +28,12 @@ from .view import View
 class MatchInfo:
     """What an agent is told when a match starts (read-only).
 
+    ``seat`` (0-based) and ``n_players``; ``seed``, for the agent's own randomness, drawn
+    independently of the match seed for each seat and match (the log records it afterwards,
+    so a match can be played again); ``names``, one opaque label per seat (``p0``, ``p1``,
+    ...): never agent names or owners, which an agent is not told (the log has them);
+    ``settings``, free-form match configuration.
+
     A plain class rather than a dataclass: ``dataclasses`` pulls in ``inspect`` and friends,
     about 10 ms at every bot process start.
     """
@@ -36,8 +42,8 @@ class MatchInfo:
 
     seat: int
     n_players: int
-    seed: int  # a seed for this agent's own randomness, fixed by the match seed and the seat
-    names: tuple[str, ...]
+    seed: int  # a seed for this agent's own randomness, independent of the match seed
+    names: tuple[str, ...]  # opaque per-seat labels ("p0", "p1", ...), not who plays there
     settings: dict[str, Any]
 
     def __init__(
@@ -84,7 +90,7 @@ class Agent:
     turn were placed; it returns the row index 0..3 to take.  The default takes the row with
     the fewest heads.  The ``on_*`` hooks are called at the start and end of rounds and of the
     match; ``self.rng`` can be seeded from ``info.seed`` in ``on_match_start`` so the bot's
-    choices are reproducible.
+    choices are reproducible (the log records every seat's seed as ``agent_seeds``).
     """
 
     name: str | None = None

@@ -14,6 +14,7 @@ And against an arena's HTTP API (``cow006.client``; credentials saved by ``login
     cow006 status
     cow006 logs 42 --save match-42.json
     cow006 replay 42          # or a log file: cow006 replay match.json
+    cow006 token list         # your API tokens there; token create|revoke|rotate
 
 Agents are specs (see ``cow006.spec``): ``builtin:NAME`` plays in-process, a path to a bot
 file (``.py``, ``.js``) or folder (with ``bot.py``) runs the bot in its own process.
@@ -63,6 +64,7 @@ from .errors import Cow006Error, LogError, SetupError
 from .host import Limits
 from .runner import Match
 from .sandbox import Sandbox
+from .untrusted import for_terminal, terminal_data
 
 STDERR_TAIL = 20  # lines of a bot's stderr shown after a match
 PIPE_WIDTH = 120  # columns of output that does not go to a terminal
@@ -81,7 +83,8 @@ def _one_line(message: str) -> str:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    typer.echo(f"error: {_one_line(message)}", err=True)
+    # An error may quote a bot (a start-up fault): never a raw escape on the terminal.
+    typer.echo(f"error: {for_terminal(_one_line(message))}", err=True)
     sys.exit(code)
 
 
@@ -140,7 +143,21 @@ SANDBOX_HELP = (
 
 AgentsArg = Annotated[list[str], typer.Argument(help=AGENT_HELP, metavar="AGENTS...")]
 SeedOpt = Annotated[
-    int | None, typer.Option("--seed", help="Seed; a random one is drawn if omitted.")
+    int | None,
+    typer.Option(
+        "--seed",
+        help="Seed of the deals (and of a tournament's tables); a random one is drawn if "
+        "omitted. It never fixes the bots' "
+        "own seeds, which are drawn independently (a bot must not rebuild the deal from them).",
+    ),
+]
+AgentSeedsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--agent-seeds",
+        help="The bots' own seeds, one per seat, comma-separated: a log's agent_seeds, to play "
+        "a match again exactly (with --seed). Drawn at random if omitted.",
+    ),
 ]
 DecisionOpt = Annotated[
     float | None,
@@ -179,6 +196,21 @@ def _check_seed(seed: int | None) -> int:
     return seed
 
 
+def _agent_seeds(text: str | None, n: int) -> list[int] | None:
+    """``--agent-seeds 1,2,3``: one integer in 0 .. 2**63 - 1 per seat, or None (drawn)."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != n or not all(p.isdigit() and len(p) <= 19 for p in parts):
+        raise SetupError(
+            f"--agent-seeds takes {n} non-negative integers separated by commas, one per agent"
+        )
+    seeds = [int(p) for p in parts]
+    if any(s >= 2**63 for s in seeds):
+        raise SetupError("--agent-seeds: each seed is at most 2**63 - 1")
+    return seeds
+
+
 def _sandbox(flag: bool | None, specs: list[str]) -> Sandbox | None:
     """The sandbox for this command's bot processes (fail closed: see cow006.sandbox)."""
     needed = not all(specs_mod.is_builtin(s) for s in specs)
@@ -199,27 +231,32 @@ def match(
     bank: BankOpt = None,
     startup: StartupOpt = None,
     sandbox: SandboxOpt = None,
+    agent_seeds: AgentSeedsOpt = None,
 ) -> None:
     """Play one match of 2 to 10 agents and print it turn by turn."""
     n = len(agents)
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise SetupError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} agents, not {n}")
     seed = _check_seed(seed)
+    own_seeds = _agent_seeds(agent_seeds, n)
     limits = _limits(decision, bank, startup)
     sb = _sandbox(sandbox, agents)
     specs_mod.check(agents, limits, sandbox=sb)
     names = tour.labels(agents)
     with specs_mod.agents(agents, limits, names, sandbox=sb) as seated:
-        result = Match(seated, seed, names=names).run()
+        result = Match(seated, seed, names=names, agent_seeds=own_seeds).run()
     result["sandbox"] = sandbox_mod.log_entry(sb)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         match_log.write(result, log)
     console = _console()
+    # Bot text (fault details, stderr) is printed escaped: a bot must not write the viewer's
+    # clipboard (OSC 52), retitle or clear the terminal.  The log file keeps it as it is.
+    shown = terminal_data(result)
     if not quiet:
-        transcript.print_transcript(result, console)
+        transcript.print_transcript(shown, console)
         for seat, agent in enumerate(seated):
-            text = str(getattr(agent, "stderr", "") or "").rstrip()
+            text = for_terminal(str(getattr(agent, "stderr", "") or "")).rstrip()
             if text:
                 lines = text.splitlines()
                 console.print(Text(f"stderr of seat {seat} ({names[seat]}):", style="bold"))
@@ -228,7 +265,7 @@ def match(
                 for line in lines[-STDERR_TAIL:]:
                     console.print(Text(f"  {line}"))
                 console.print()
-    console.print(transcript.result_table(result))
+    console.print(transcript.result_table(shown))
     if log is not None:
         console.print(Text(f"log written to {log}"))
 
@@ -340,7 +377,7 @@ def verify(
             prefix = f"{path}: "
             if message.startswith(prefix):  # read() already names the file
                 message = message[len(prefix) :]
-            typer.echo(f"{path}: {_one_line(message)}", err=True)
+            typer.echo(f"{path}: {for_terminal(_one_line(message))}", err=True)
             raise typer.Exit(1) from None
     typer.echo(f"ok {len(logs)} logs")
 
@@ -393,18 +430,35 @@ def login(
             help="Register a new user NAME on the arena and log in with its token.",
         ),
     ] = None,
+    invite: Annotated[
+        str | None,
+        typer.Option(
+            "--invite",
+            metavar="CODE",
+            help="With --register: the invite code, where the arena registers by invitation.",
+        ),
+    ] = None,
 ) -> None:
     """Log in to an arena (check the API token, or register a user) and save the credentials."""
     base = client.normalize_url(url)
     if token is not None and register is not None:
         raise SetupError("give either --token or --register, not both")
+    if invite is not None and register is None:
+        raise SetupError("--invite goes with --register NAME")
     if register is not None:
-        created = client.Client(base).post("/users", {"name": register})
+        body = {"name": register} if invite is None else {"name": register, "invite": invite}
+        created = client.Client(base).post("/users", body)
         token, name = str(created["token"]), str(created["name"])
         path = client.save_credentials(base, token, name)
         # The arena shows a token once; the web pages ask for it, so the user gets to see it.
         typer.echo(f"registered {name}; API token (shown once, saved in {path}):")
         typer.echo(f"  {token}")
+        if created.get("pending"):
+            typer.echo(
+                f"{name} is waiting for the arena's admins to approve it: the token works "
+                "from then on"
+            )
+            return
     else:
         token = token or os.environ.get(client.TOKEN_ENV) or ""
         if not token:
@@ -521,7 +575,7 @@ def submit(
     version = _wait_validated(arena, version, timeout)
     if version["status"] == "rejected":
         typer.echo(f"rejected: {version['label']}")
-        for line in str(version.get("reason") or "(no reason given)").splitlines():
+        for line in for_terminal(str(version.get("reason") or "(no reason given)")).splitlines():
             typer.echo(f"  {line}")
         _fail(f"validation rejected {version['label']}; fix the bot and submit it again")
     typer.echo(f"active: {version['label']} passed validation")
@@ -568,12 +622,14 @@ def status(
             rows = rows[-keep:]
         for v in reversed(rows):  # newest first
             style = {"active": "green", "rejected": "red"}.get(v["status"], "yellow")
-            # The reason's head and its first fault; `submit` printed it in full.
-            reason = [ln.strip() for ln in str(v.get("reason") or "").splitlines() if ln.strip()]
+            # The reason's head and its first fault; `submit` printed it in full.  It quotes
+            # the bot: escaped.  A suspension's reason comes first: it is the news.
+            text = for_terminal(str(v.get("suspended_reason") or v.get("reason") or ""))
+            reason = [ln.strip() for ln in text.splitlines() if ln.strip()]
             versions.add_row(
                 Text(a["name"] + (" (disabled)" if a["disabled"] else "")),
                 str(v["number"]),
-                Text(v["status"], style=style),
+                Text(v["status"] + (" (suspended)" if v.get("suspended") else ""), style=style),
                 _when(v["created_at"]),
                 Text(v["filename"]),
                 Text(" ".join(reason[:2])),
@@ -657,7 +713,8 @@ def logs(
 ) -> None:
     """A match's result and what your bots in it wrote to stderr (yours only)."""
     arena, creds = _arena(token_needed=False)
-    match = _get_match(arena, match_id)
+    # The match quotes its bots (fault details, the error): printed escaped.
+    match = terminal_data(_get_match(arena, match_id))
     seats = match["participants"]
     me = arena.get("/users/me") if creds.token else None
     if seat is not None:
@@ -677,7 +734,9 @@ def logs(
     if match["ladder_id"] is not None:
         ladder = arena.get(f"/ladders/{match['ladder_id']}")
         where = f"ladder {ladder['name']}"
-    head = f"match {match_id}: {where}, {match['status']}, seed {match['seed']}"
+    # The arena shows a match's seed once it has finished (to admins before): never "None".
+    seed_text = f", seed {match['seed']}" if match.get("seed") is not None else ""
+    head = f"match {match_id}: {where}, {match['status']}{seed_text}"
     if match["duration"] is not None:
         head += f", played in {match['duration']:.1f} s"
     console.print(Text(head, style="bold"))
@@ -718,7 +777,7 @@ def logs(
         out = _get_match(arena, match_id, f"/seats/{p['seat']}/stderr")
         console.print()
         console.print(Text(f"stderr of seat {p['seat']} ({out['label']}):", style="bold"))
-        text = str(out.get("stderr") or "").rstrip()
+        text = for_terminal(str(out.get("stderr") or "")).rstrip()
         if not text:
             console.print(Text("  (nothing was written to stderr)"))
         for line in text.splitlines():
@@ -795,6 +854,7 @@ def _replay(
     log: dict[str, Any], console: Console, source: str, delay: float, only: int | None
 ) -> None:
     """Print a verified log step by step, every row state computed by the engine."""
+    log = terminal_data(log)  # names and fault details may be anyone's text: escaped
     names = transcript.short_names(log)
     width = max(len(n) for n in names)
     n = len(names)
@@ -881,3 +941,9 @@ def _replay(
     # The final table from the engine's totals (verify checked that the log's agree).
     final = {**log, "scores": list(state.scores), "ranks": engine.ranks(state.scores)}
     console.print(transcript.result_table(final))
+
+
+# ``cow006 token ...`` (cow006.token_cli): registered last, once the commands above exist.
+from .token_cli import token_app  # noqa: E402
+
+app.add_typer(token_app)

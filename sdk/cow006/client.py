@@ -1,4 +1,4 @@
-"""A small client of an arena's HTTP API, for ``cow006 login/submit/status/logs/replay``.
+"""A small client of an arena's HTTP API, for ``cow006 login/submit/status/logs/replay/token``.
 
 Standard library only (``urllib``), like the rest of the SDK: JSON requests with a bearer
 token, a hand-built ``multipart/form-data`` upload, timeouts on every request, and one typed
@@ -275,6 +275,31 @@ class Client:
 
     def post(self, path: str, body: Any) -> Any:
         return self.request("POST", path, json_body=body)
+
+    def delete(self, path: str) -> Any:
+        return self.request("DELETE", path)
+
+    # The caller's API tokens (``cow006 token``): a secret is only in create's and rotate's
+    # answers; lists hold names, prefixes and dates.
+
+    def tokens(self, *, revoked: bool = False) -> list[dict[str, Any]]:
+        """The caller's tokens (live ones; with ``revoked``, revoked and expired ones too)."""
+        params = {"revoked": "true"} if revoked else {}
+        return list(self.get("/users/me/tokens", **params)["items"])
+
+    def create_token(self, name: str, expires_days: int | None = None) -> dict[str, Any]:
+        """A new token of the caller; the answer's ``token`` is its secret, shown this once."""
+        body: dict[str, Any] = {"name": name}
+        if expires_days is not None:
+            body["expires_days"] = expires_days
+        return dict(self.post("/users/me/tokens", body))
+
+    def revoke_token(self, token_id: int) -> None:
+        self.delete(f"/users/me/tokens/{int(token_id)}")
+
+    def rotate_token(self, token_id: int) -> dict[str, Any]:
+        """Replace a token by a new one of the same name; the answer holds the new secret."""
+        return dict(self.request("POST", f"/users/me/tokens/{int(token_id)}/rotate"))
 
     def pages(self, path: str, **params: Any) -> Iterator[Any]:
         """Every item of a paged list (``{"items", "total", ...}``), a page at a time."""

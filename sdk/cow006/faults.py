@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .engine import cheapest_row
+from .untrusted import clean
 
 # Every kind of fault a match log can record.
 FAULT_KINDS = (
@@ -25,6 +26,8 @@ FAULT_KINDS = (
 FATAL_KINDS = frozenset({"crash", "startup", "oversize"})
 # A seat is forfeited after this many faults in one match.
 MAX_FAULTS = 3
+# Characters of a fault's detail kept (the rest is cut with a marker).
+MAX_DETAIL = 500
 
 
 class BotFault(Exception):
@@ -33,6 +36,9 @@ class BotFault(Exception):
     def __init__(self, kind: str, detail: str = "") -> None:
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}")
+        # A detail often quotes the bot (its error reply, its start-up message): bot text is
+        # cleaned where it enters, so no NUL or lone surrogate reaches a log or a database.
+        detail = clean(detail, MAX_DETAIL)
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind
         self.detail = detail

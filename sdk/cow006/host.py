@@ -35,6 +35,8 @@ from . import launch, protocol
 from .agent import Agent, MatchInfo
 from .errors import AgentLoadError
 from .faults import BotFault
+from .runner import new_agent_seeds, seat_labels
+from .untrusted import clean
 from .view import View
 
 Launcher = Callable[[str | Path], "subprocess.Popen[bytes]"]
@@ -132,7 +134,9 @@ class RemoteAgent(Agent):
 
     @property
     def stderr(self) -> str:
-        return self._err.decode("utf-8", errors="replace")
+        """What the bot wrote to stderr (capped), cleaned: invalid UTF-8 and NUL replaced
+        (``cow006.untrusted.clean``), so any database can store it."""
+        return clean(self._err)
 
     def start(self) -> None:
         """Spawn the bot process (once).  Raises AgentLoadError if it cannot be started."""
@@ -360,7 +364,10 @@ class RemoteAgent(Agent):
             self._drain_now()
         when = "" if self._started else " before it was ready"
         status = "" if code is None else f" (exit status {code})"
-        return f"the bot {what}{when}{status}"
+        # A sandboxed bot's slot may have been killed for going over a limit of its cgroup.
+        hit = getattr(proc, "limit_hit", None) if proc is not None else None
+        limit = f": it was stopped at its {hit}" if isinstance(hit, str) else ""
+        return f"the bot {what}{when}{status}{limit}"
 
     def _tail(self) -> str:
         lines = [ln for ln in self.stderr.strip().splitlines() if ln.strip()]
@@ -376,9 +383,12 @@ class RemoteAgent(Agent):
         except AgentLoadError as exc:
             raise BotFault("startup", str(exc)) from None
         lim = self.limits
+        # A bot process is told seat labels whatever names the caller put in ``info``: who
+        # sits where (agents, owners, built-ins) is never the bot's to know (fair tables).
+        labels = seat_labels(info.n_players)
         self._queue(
             protocol.hello(
-                info.seat, info.n_players, info.seed, info.names, lim.to_dict(), info.settings
+                info.seat, info.n_players, info.seed, labels, lim.to_dict(), info.settings
             )
         )
         deadline = self._t_spawn + lim.startup
@@ -400,7 +410,7 @@ class RemoteAgent(Agent):
                 "startup", f"expected ready for protocol {protocol.VERSION}, got {line[:100]!r}"
             )
         name = msg.get("name")
-        self.reported_name = name[:64] if isinstance(name, str) and name else self.name
+        self.reported_name = clean(name, 64) if isinstance(name, str) and name else self.name
         self.startup_time = time.monotonic() - self._t_spawn
         self._started = True
 
@@ -476,7 +486,9 @@ def probe(
     with agent:
         try:
             agent.start()
-            agent.on_match_start(MatchInfo(seat=0, n_players=2, seed=0, names=("probe", "probe")))
+            agent.on_match_start(
+                MatchInfo(seat=0, n_players=2, seed=new_agent_seeds(1)[0], names=seat_labels(2))
+            )
         except BotFault as fault:
             detail = fault.detail or fault.kind
             if "failed to import" not in detail:  # the import error already says it all

@@ -61,6 +61,8 @@ def hello(
     limits: Mapping[str, Any],
     settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The first message: ``names`` are the opaque per-seat labels (``runner.seat_labels``),
+    never agent names or owners; ``seed`` is the bot's own, independent of the match seed."""
     return {
         "type": HELLO,
         "protocol": VERSION,

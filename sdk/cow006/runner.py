@@ -16,17 +16,47 @@ from . import engine
 from .agent import Agent, MatchInfo
 from .cards import HAND_SIZE
 from .errors import IllegalMoveError, SetupError
-from .faults import MAX_FAULTS, BotFault, fallback_card, fallback_row
+from .faults import MAX_DETAIL, MAX_FAULTS, BotFault, fallback_card, fallback_row
 from .log import FORMAT
+from .untrusted import clean
 from .view import Table, View
 
 Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
 
 
-def agent_seeds(seed: int, n_players: int) -> list[int]:
-    """Per-seat seeds for the agents' own randomness, fixed by the match seed."""
-    rng = random.Random(f"cow006-agents/{seed}")
+# Agent seeds and match seeds are in 0 .. 2**63 - 1 (a signed BIGINT, a JSON integer).
+MAX_SEED = 2**63 - 1
+
+
+def new_agent_seeds(n_players: int) -> list[int]:
+    """Per-seat seeds for the agents' own randomness, drawn from the operating system.
+
+    Never derived from the match seed: a bot that guesses the match seed (a ``--seed 3``, a
+    challenge's chosen seed) must not be able to confirm the guess from its own seed, nor
+    predict another seat's.  The log records them once the match is over (``agent_seeds``),
+    and ``play_match(..., agent_seeds=log["agent_seeds"])`` plays the match again.
+    """
+    rng = random.SystemRandom()
     return [rng.getrandbits(63) for _ in range(n_players)]
+
+
+def seat_labels(n_players: int) -> tuple[str, ...]:
+    """The opaque labels bots are told for the seats (``MatchInfo.names``): ``p0``, ``p1``...
+
+    A bot is never told who it plays (agent names, owners): it cannot recognise a built-in
+    opponent (validation) or a friend (collusion).  The log keeps the real names.
+    """
+    return tuple(f"p{seat}" for seat in range(n_players))
+
+
+def _check_agent_seeds(seeds: Sequence[int], n_players: int) -> list[int]:
+    out = list(seeds)
+    if len(out) != n_players:
+        raise SetupError(f"{len(out)} agent seeds given for {n_players} agents")
+    for s in out:
+        if type(s) is not int or not 0 <= s <= MAX_SEED:
+            raise SetupError(f"an agent seed is an integer in 0 .. 2**63 - 1, not {s!r}")
+    return out
 
 
 def _name(agent: Any, seat: int) -> str:
@@ -41,14 +71,20 @@ def play_match(
     names: Sequence[str] | None = None,
     deals: Sequence[Deal] | None = None,
     settings: dict[str, Any] | None = None,
+    agent_seeds: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Play one match between ``agents`` (seat order) and return its cow006-match-1 log.
 
-    ``seed`` fixes the deals and the agents' seeds (a random one is drawn and recorded if
-    None).  ``deals`` gives explicit (hands, rows) deals for the first rounds, for tests.
+    ``seed`` fixes the deals only (a random one is drawn and recorded if None).  Each agent's
+    own seed (``MatchInfo.seed``) is drawn independently, or taken from ``agent_seeds`` (one
+    per seat): the log records them as ``agent_seeds``, so passing ``seed=log["seed"],
+    agent_seeds=log["agent_seeds"]`` plays the same match again with reproducible agents.
+    ``deals`` gives explicit (hands, rows) deals for the first rounds, for tests.
     The match always completes: a seat whose agent misbehaves gets fallbacks.
     """
-    return Match(agents, seed, names=names, deals=deals, settings=settings).run()
+    return Match(
+        agents, seed, names=names, deals=deals, settings=settings, agent_seeds=agent_seeds
+    ).run()
 
 
 class Match:
@@ -62,6 +98,7 @@ class Match:
         names: Sequence[str] | None = None,
         deals: Sequence[Deal] | None = None,
         settings: dict[str, Any] | None = None,
+        agent_seeds: Sequence[int] | None = None,
     ) -> None:
         n = len(agents)
         engine.check_players(n)
@@ -69,6 +106,11 @@ class Match:
             seed = random.SystemRandom().getrandbits(63)
         if type(seed) is not int or seed < 0:
             raise SetupError(f"a seed is a non-negative integer, not {seed!r}")
+        # Kept off the log until the match is over (``run``): nothing a seat can see mid-match
+        # holds another seat's seed.
+        self.agent_seeds = (
+            _check_agent_seeds(agent_seeds, n) if agent_seeds is not None else new_agent_seeds(n)
+        )
         self.agents = list(agents)
         self.seed = seed
         self.names = (
@@ -95,6 +137,8 @@ class Match:
         }
         if self.settings:
             self.log["settings"] = self.settings
+        if self.deals:  # the first rounds were not dealt from the seed (cow006.log.verify)
+            self.log["given_deals"] = len(self.deals)
         self._plays = [a.play for a in self.agents]
         self._default_take_row = [type(a).take_row is Agent.take_row for a in self.agents]
         self._starters: tuple[int, ...] = ()
@@ -110,7 +154,8 @@ class Match:
                 "round": max(st.round, 0),
                 "turn": st.turn if st.round >= 0 else 0,
                 "kind": kind,
-                "detail": detail[:500],
+                # In-process agents' exceptions are text from bot code too: cleaned here.
+                "detail": clean(detail, MAX_DETAIL),
             }
         )
         self.fault_count[seat] += 1
@@ -259,8 +304,8 @@ class Match:
     def run(self) -> dict[str, Any]:
         st = self.state
         n = st.n_players
-        seeds = agent_seeds(self.seed, n)
-        names = tuple(self.names)
+        seeds = self.agent_seeds
+        labels = seat_labels(n)
         # Bot processes start together, so their start-ups overlap instead of adding up.
         for agent in self.agents:
             start = getattr(agent, "start", None)
@@ -270,7 +315,7 @@ class Match:
                 except Exception:  # reported as a startup fault by on_match_start below
                     pass
         for seat in range(n):
-            info = MatchInfo(seat, n, seeds[seat], names, self.settings)
+            info = MatchInfo(seat, n, seeds[seat], labels, self.settings)
             self._notify(seat, "on_match_start", info)
         rounds = self.log["rounds"]
         while True:
@@ -280,6 +325,8 @@ class Match:
         self.log["scores"] = list(st.scores)
         self.log["ranks"] = engine.ranks(st.scores)
         self.log["forfeited"] = [s for s in range(n) if self.forfeited[s]]
+        # The match is over: its agent seeds may be known now, and make it reproducible.
+        self.log["agent_seeds"] = list(seeds)
         result = {"scores": self.log["scores"], "ranks": self.log["ranks"]}
         for seat in range(n):
             self._notify(seat, "on_match_end", result)

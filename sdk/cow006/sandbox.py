@@ -9,15 +9,20 @@ argv of ``cow006.launch`` into a ``bwrap`` invocation and starts it.  What a bot
 * a root file system that is an empty, read-only tmpfs holding only: the real interpreter
   binary (Python or node) with its standard library and shared libraries, the ``cow006``
   package at ``/sdk/cow006`` (the host's compiled copy: ``launch.compiled_sdk``), the bot's
-  own files at ``/bot`` (read-only), a fresh ``/proc`` and a minimal ``/dev`` (read-only),
-  and a private ``/tmp`` of ``tmp_size`` bytes.  No ``/etc``, no ``/run``, no home, no other
-  bot;
+  own files at ``/bot`` (read-only: regular files and folders only, ``_bot_source``), a
+  fresh ``/proc`` whose machine-wide files are masked (``PROC_MASKS``), a minimal ``/dev``
+  (read-only), and a private ``/tmp`` of ``tmp_size`` bytes.  No ``/etc``, no ``/run``, no
+  home, no other bot;
 * an empty environment but for ``cow006.launch.BOT_ENV`` (bwrap itself is started with an
   empty environment too: its pid 1 inside keeps its environment readable);
 * a seccomp filter (libseccomp, through ``pyseccomp`` or Debian's ``python3-seccomp``):
   sockets of the UNIX family only, and no ptrace, process_vm_*, keyrings, bpf,
-  perf_event_open, userfaultfd, io_uring, mount family, namespaces or kernel modules;
-* resource limits (``RLIMIT_AS``, ``_CPU``, ``_NPROC``, ``_FSIZE``, ``_NOFILE``, ``_CORE``);
+  perf_event_open, userfaultfd, io_uring, AIO, inotify/fanotify, sysinfo, mount family,
+  namespaces or kernel modules;
+* resource limits (``RLIMIT_AS``, ``_CPU``, ``_NPROC``, ``_FSIZE``, ``_NOFILE``, ``_CORE``),
+  and a cgroup per slot (``cow006.cgroups``: memory, pids, CPU and disk bandwidth caps for
+  all the slot's processes together, joined before any bot code runs, emptied at release)
+  with ``oom_score_adj`` 1000 for every bot process;
 * when the host runs as root, a dedicated non-root uid per concurrent *slot*
   (``uid_base + n``), so ``RLIMIT_NPROC`` really bounds a fork bomb.  A slot is held with an
   ``flock`` under a root-owned directory (safe across processes), and before its uid is used
@@ -42,6 +47,7 @@ import ctypes
 import errno
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import pwd
@@ -56,12 +62,12 @@ import sysconfig
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import launch
+from . import cgroups, launch
 from .errors import AgentLoadError
 
 MiB = 1 << 20
@@ -102,6 +108,25 @@ DENIED_SYSCALLS = (
     "io_uring_setup",
     "io_uring_enter",
     "io_uring_register",
+    # Machine-wide kernel pools and watches: the AIO pool (fs.aio-max-nr, shared by the whole
+    # machine: 16 io_setup calls used it up) and inotify/fanotify (a seat could watch the
+    # shared read-only files to see another seat load or read them).
+    "io_setup",
+    "io_submit",
+    "io_getevents",
+    "io_pgetevents",
+    "io_cancel",
+    "io_destroy",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
+    "inotify_rm_watch",
+    "fanotify_init",
+    "fanotify_mark",
+    # sysinfo() tells the machine's load averages, free memory, process count and uptime,
+    # the same as the /proc files masked below (PROC_MASKS); the C library's getloadavg
+    # uses it.  Refused, getloadavg fails and nothing a bot needs breaks (node reads /proc).
+    "sysinfo",
     "mount",
     "umount2",
     "pivot_root",
@@ -128,7 +153,6 @@ DENIED_SYSCALLS = (
     "acct",
     "quotactl",
     "syslog",
-    "fanotify_init",
     "lookup_dcookie",
     "iopl",
     "ioperm",
@@ -175,6 +199,14 @@ class Sandbox:
     a non-root host runs bots as itself).  ``state_dir`` holds the slot locks and copies of
     bots whose files the slot uid could not reach; ``cache_dir`` holds runtime files staged
     for the same reason (an interpreter under a private home, say); both default by uid.
+
+    Each slot also has a cgroup (``cow006.cgroups``) bounding all its processes together:
+    ``slot_memory`` bytes (heap, memfd, shmem, tmpfs; None: ``memory``, for node bots too:
+    what V8 reserves up front is address space, not memory), ``nproc`` tasks, ``cpu`` cores
+    of CPU time (0: no quota) and ``io_bps`` bytes/s of disk reads and writes (0: no cap).
+    ``cgroups``: None follows ``COW006_SANDBOX_CGROUPS`` (on unless ``off``); False runs the
+    sandbox without them (the log says so).  ``cgroup_parent`` (else
+    ``COW006_SANDBOX_CGROUP_PARENT``) is where the slot cgroups are made (``cgroups.find``).
     """
 
     memory: int = 512 * MiB
@@ -191,6 +223,11 @@ class Sandbox:
     cache_dir: str | None = None
     # The bubblewrap binary; COW006_BWRAP names another one (or a missing one, to test refusal).
     bwrap: str = field(default_factory=lambda: os.environ.get("COW006_BWRAP", "bwrap"))
+    cgroups: bool | None = None
+    cgroup_parent: str | None = None
+    slot_memory: int | None = None
+    cpu: float = 1.0
+    io_bps: int = 32 * MiB
 
     # -- what the log says ---------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -208,7 +245,39 @@ class Sandbox:
             "fsize": self.fsize,
             "nofile": self.nofile,
             "tmp_size": self.tmp_size,
+            "cgroups": self._cgroups_entry(),
         }
+
+    def _cgroups_entry(self) -> dict[str, Any] | bool:
+        """The log's record of the slot cgroups: False when they are off."""
+        if not self._cgroups_on():
+            return False
+        try:
+            version: int | None = _hierarchy(self).version
+        except SandboxError:  # no match ran then: the probe fails without them
+            version = None
+        return {
+            "version": version,
+            "memory": self._slot_memory(),
+            "pids": self.nproc,
+            "cpu": self.cpu,
+            "io_bps": self.io_bps or None,
+            "oom_score_adj": cgroups.OOM_SCORE_ADJ,
+        }
+
+    def _cgroups_on(self) -> bool:
+        """Whether bots get slot cgroups (raises SandboxError for a bad setting)."""
+        if self.cgroups is not None:
+            return self.cgroups
+        try:
+            return cgroups.enabled()
+        except cgroups.CgroupError as exc:
+            raise SandboxError(str(exc)) from None
+
+    def _slot_memory(self) -> int:
+        """The slot's memory cap: ``slot_memory``, else ``memory`` (node bots included: the
+        address space V8 reserves, which ``node_memory`` allows, is not memory used)."""
+        return self.memory if self.slot_memory is None else self.slot_memory
 
     # -- directories -------------------------------------------------------------------------
     def state_path(self) -> Path:
@@ -228,7 +297,12 @@ class Sandbox:
 
     def _key(self) -> tuple[str, ...]:
         """What the probe and the staged runtimes depend on (not the limits or the slots)."""
-        return (self.bwrap, str(self.state_path()), str(self.cache_path()))
+        try:
+            groups = str(self._cgroups_on())
+        except SandboxError as exc:
+            groups = str(exc)
+        parent = self.cgroup_parent or os.environ.get(cgroups.ENV_PARENT, "")
+        return (self.bwrap, str(self.state_path()), str(self.cache_path()), groups, parent)
 
     # -- launching ---------------------------------------------------------------------------
     def launch(self, path: str | Path) -> SandboxedProcess:
@@ -280,6 +354,9 @@ class Sandbox:
         lease = _acquire(self)
         opened: list[int] = []  # fds to close in this process once the child has its own
         try:
+            # The slot's cgroup gets its limits before anything runs; the child joins it in
+            # _Preexec before it drops root, so no bot code ever runs outside it.
+            slot = self._slot_cgroup(lease, lang, bot)
             argv = list(argv)
             ours = theirs = None
             if handoff:
@@ -292,25 +369,35 @@ class Sandbox:
             with os.fdopen(wfd, "wb") as w:
                 w.write(_seccomp_bpf())  # far below the pipe's capacity
             cmd[cmd.index("--seccomp") + 1] = str(rfd)
-            as_root = _root()
             pipe = subprocess.DEVNULL if handoff else subprocess.PIPE
-            proc = SandboxedProcess(
-                cmd,
-                lease=lease,
-                cwd="/",
-                stdin=pipe,
-                stdout=pipe,
-                stderr=subprocess.PIPE,
-                env={},
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=tuple(opened),
-                bufsize=0,
-                user=lease.uid if as_root else None,
-                group=lease.uid if as_root else None,
-                extra_groups=[] if as_root else None,
-                preexec_fn=_Preexec(self._rlimits(lang, lease)),
+            # The switch to the slot uid is _Preexec's (not Popen's user=/group=, which
+            # CPython applies before preexec_fn): joining the cgroup and raising
+            # oom_score_adj need root, and come first.
+            preexec = _Preexec(
+                self._rlimits(lang, lease),
+                uid=lease.uid if _root() else None,
+                join=slot.procs_files() if slot is not None else (),
             )
+            try:
+                proc = SandboxedProcess(
+                    cmd,
+                    lease=lease,
+                    cwd="/",
+                    stdin=pipe,
+                    stdout=pipe,
+                    stderr=subprocess.PIPE,
+                    env={},
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=tuple(opened),
+                    bufsize=0,
+                    preexec_fn=preexec,
+                )
+            except subprocess.SubprocessError as exc:  # _Preexec failed in the child
+                raise SandboxError(
+                    "a bot process could not join its slot's cgroup or drop to the slot uid "
+                    f"({exc})"
+                ) from None
             if ours is not None:
                 with ours:
                     proc._hand_off(ours)
@@ -322,6 +409,43 @@ class Sandbox:
             for fd in opened:
                 with contextlib.suppress(OSError):
                     os.close(fd)
+
+    def _slot_cgroup(self, lease: _Lease, lang: str, bot: Path | None) -> cgroups.Slot | None:
+        """The lease's cgroup, emptied and with this bot's limits written (None when cgroups
+        are off).  Root hosts keep one cgroup per slot uid; others make one per lease."""
+        if not self._cgroups_on():
+            return None
+        hier = _hierarchy(self)
+        if _root():
+            slot = _slot_of(hier, f"uid-{lease.uid}")
+        else:
+            slot = _slot_of(hier, f"host-{os.getpid()}-{next(_lease_seq)}", cache=False)
+            lease.remove_cgroup = True
+        lease.cgroup = slot
+        # Left populated by a host that died holding the slot: emptied first, or not used.
+        if not slot.empty() and not slot.kill(
+            reap=lambda: _purge_uid(lease.uid, timeout=0.0) if _root() else None
+        ):
+            raise SandboxError(f"the slot cgroup {slot.name} runs processes that will not die")
+        paths = [src for src, _ in _runtime_binds(self, lang) if src]
+        paths += [str(self.state_path()), str(self.cache_path())]
+        if bot is not None:
+            paths.append(str(bot))
+        limits = cgroups.SlotLimits(
+            memory=self._slot_memory(),
+            pids=self.nproc,
+            cpu=self.cpu,
+            io_bps=self.io_bps,
+            devices=_io_devices(paths) if self.io_bps > 0 else (),
+        )
+        try:
+            slot.apply(limits)
+            slot.watch_oom()
+        except OSError as exc:
+            raise SandboxError(
+                f"cannot set the limits of the slot cgroup {slot.name} ({exc.strerror})"
+            ) from None
+        return slot
 
     def _rlimits(self, lang: str, lease: _Lease) -> list[tuple[int, int]]:
         memory = max(self.memory, self.node_memory) if lang == "node" else self.memory
@@ -376,9 +500,10 @@ class Sandbox:
             cmd += ["--ro-bind", str(src), dest]
         else:
             cmd += ["--dir", BOT_DEST]
+        cmd += ["--proc", "/proc"]
+        for src, dest in _proc_masks(self):  # the host's global /proc files, neutralised
+            cmd += ["--ro-bind", src, dest]
         cmd += [
-            "--proc",
-            "/proc",
             "--dev",
             "/dev",
             "--remount-ro",
@@ -406,14 +531,37 @@ def _root() -> bool:
 
 
 class _Preexec:
-    """Runs in the child between fork and exec (after the switch to the slot's uid)."""
+    """Runs in the child between fork and exec: join the slot's cgroup(s) and make the
+    process the OOM killer's first choice (both need root, so they come first), set the
+    rlimits, then drop to the slot uid (no supplementary groups).  Anything failing raises,
+    and the child never execs."""
 
-    def __init__(self, limits: list[tuple[int, int]]) -> None:
+    def __init__(
+        self, limits: list[tuple[int, int]], *, uid: int | None = None, join: Sequence[str] = ()
+    ) -> None:
         self.limits = limits
+        self.uid = uid
+        self.join = list(join)
+        self.oom = str(cgroups.OOM_SCORE_ADJ).encode()
 
     def __call__(self) -> None:
+        for path in self.join:
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, b"0")  # 0: the writing process
+            finally:
+                os.close(fd)
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, self.oom)
+        finally:
+            os.close(fd)
         for res, value in self.limits:
             resource.setrlimit(res, (value, value))
+        if self.uid is not None:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)
 
 
 # -- the status of the sandbox on this machine -------------------------------------------------
@@ -463,6 +611,27 @@ try:
     out["etc"] = os.listdir("/etc")
 except OSError:
     out["etc"] = None
+out["proc"] = {}
+for name in ("loadavg", "stat", "pressure/cpu", "cmdline", "sys/kernel/random/boot_id"):
+    try:
+        with open("/proc/" + name, "rb") as f:
+            out["proc"][name] = f.read(8192).decode("latin-1")
+    except OSError:
+        out["proc"][name] = None
+try:  # both denied by the seccomp filter: inotify, and the machine-wide AIO pool
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(0)
+    out["inotify"] = "allowed" if fd >= 0 else os.strerror(ctypes.get_errno())
+    nr = {"x86_64": 206, "aarch64": 0}.get(os.uname().machine)  # io_setup
+    if nr is not None:
+        ctx = ctypes.c_ulong(0)
+        ok = libc.syscall(nr, 1, ctypes.byref(ctx)) == 0
+        out["aio"] = "allowed" if ok else os.strerror(ctypes.get_errno())
+    info = ctypes.create_string_buffer(256)
+    out["sysinfo"] = "allowed" if libc.sysinfo(info) == 0 else os.strerror(ctypes.get_errno())
+except Exception as exc:
+    out["inotify"] = "not tried: %s" % exc
 print(json.dumps(out))
 """
 
@@ -513,6 +682,11 @@ def _probe(sb: Sandbox) -> SandboxStatus:
             _safe_dir(d)
     except SandboxError as exc:
         problems.append(str(exc))
+    try:  # fail closed: slot cgroups are wanted (the default) and none is usable
+        if sb._cgroups_on():
+            _hierarchy(sb)
+    except SandboxError as exc:
+        problems.append(str(exc))
     partial = SandboxStatus(
         False,
         tuple(problems),
@@ -532,7 +706,7 @@ def _probe(sb: Sandbox) -> SandboxStatus:
         found = _run_probe(sb, trial)
     except Exception as exc:
         found = {"error": f"{type(exc).__name__}: {exc}"}
-    problems += _judge_probe(found)
+    problems += _judge_probe(found) + _judge_isolation(sb, found)
     return SandboxStatus(
         not problems,
         tuple(problems),
@@ -565,6 +739,7 @@ def _run_probe(sb: Sandbox, trial: SandboxStatus) -> dict[str, Any]:
         port = listener.getsockname()[1]
         argv = [launch.python_executable(), "-I", "-S", "-B", "-c", _PROBE_CODE, str(port)]
         proc = sb._spawn(argv, lang="python", bot=None, env=None, status=trial)
+        groups = _cgroup_facts(proc)
         try:
             out, err = proc.communicate(timeout=PROBE_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -588,7 +763,56 @@ def _run_probe(sb: Sandbox, trial: SandboxStatus) -> dict[str, Any]:
     except ValueError:
         return {"error": f"the probe process printed {out[:200]!r}"}
     found["reached_host"] = reached
+    found["cgroup"] = groups
     return found
+
+
+def _cgroup_facts(proc: SandboxedProcess) -> dict[str, Any] | None:
+    """What the host sees of a just started sandbox: which of its slot's cgroups hold it,
+    whether the limits read back as written, its oom_score_adj (None: cgroups off)."""
+    slot = proc.lease.cgroup
+    if slot is None:
+        return None
+    members = slot.members()
+    try:
+        with open(f"/proc/{proc.pid}/oom_score_adj") as f:
+            oom = f.read().strip()
+    except OSError:
+        oom = None
+    return {
+        "version": slot.version,
+        "controllers": sorted(members),
+        "joined": sorted(c for c, pids in members.items() if proc.pid in pids),
+        "limits": slot.check(slot.limits) if slot.limits else ["no limits were written"],
+        "oom_score_adj": oom,
+    }
+
+
+def _judge_isolation(sb: Sandbox, found: dict[str, Any]) -> list[str]:
+    """The probe's checks of the pid namespace and of the slot cgroup's limits."""
+    if "error" in found:
+        return []  # _judge_probe says why
+    problems = []
+    pid = found.get("pid")
+    if not isinstance(pid, int) or pid > 10:  # bwrap's init is pid 1 of a fresh namespace
+        problems.append("the probe process is not in a pid namespace of its own")
+    try:
+        wanted = sb._cgroups_on()
+    except SandboxError as exc:
+        return [*problems, str(exc)]
+    groups = found.get("cgroup")
+    if not wanted:
+        return problems
+    if not isinstance(groups, dict):
+        return [*problems, "the probe process got no slot cgroup"]
+    missing = sorted(set(groups["controllers"]) - set(groups["joined"]))
+    if missing or not groups["joined"]:
+        problems.append(f"the probe process is not in its slot's cgroup ({', '.join(missing)})")
+    if groups["limits"]:
+        problems.append(f"the slot cgroup's limits are not in force: {'; '.join(groups['limits'])}")
+    if groups["oom_score_adj"] != str(cgroups.OOM_SCORE_ADJ):
+        problems.append(f"the probe process has oom_score_adj {groups['oom_score_adj']}")
+    return problems
 
 
 def _judge_probe(found: dict[str, Any]) -> list[str]:
@@ -608,6 +832,19 @@ def _judge_probe(found: dict[str, Any]) -> list[str]:
         problems.append("the probe process reached the network")
     if found.get("etc"):
         problems.append("the probe process sees /etc")
+    if "allowed" in (found.get("inotify"), found.get("aio"), found.get("sysinfo")):
+        problems.append("the seccomp filter lets inotify, the AIO calls or sysinfo through")
+    neutral = _neutral_proc()
+    shown = found.get("proc") or {}
+    leaks = [
+        name
+        for name, data in neutral.items()
+        if name in shown and shown[name] != data.decode("latin-1")
+    ]
+    if leaks:
+        problems.append(f"the host's /proc/{leaks[0]} shows in the sandbox")
+    elif not shown:
+        problems.append("the probe process did not report what /proc shows")
     return problems
 
 
@@ -717,6 +954,163 @@ def _seccomp_bpf() -> bytes:
 # -- what is bound into the sandbox ---------------------------------------------------------------
 _runtime_cache: dict[tuple[tuple[str, ...], str], list[tuple[str, str]]] = {}
 _runtime_lock = threading.Lock()
+
+
+# -- /proc: the host's global files, masked ---------------------------------------------------
+# Files of /proc that are the same for the whole machine (not per pid namespace): they time
+# the other seats' thinking (load, CPU and I/O counters, pressure, free memory, interrupts,
+# open files, the slot locks in /proc/locks) or name the machine (its kernel command line,
+# boot id, disks, modules).  Inside the sandbox each is covered by a read-only bind of a
+# neutral file with constant contents (``_neutral_proc``), staged once by the host; a file
+# this kernel does not have is skipped.  /proc/cpuinfo keeps the CPU's description (the
+# ``cpuid`` instruction tells it anyway) with its clock speed made constant; /proc/meminfo
+# keeps the total and shows everything else as free; /proc/stat keeps one line per CPU (the
+# C library counts them there when /sys is absent).
+PROC_MASKS = (
+    "loadavg",
+    "stat",
+    "uptime",
+    "meminfo",
+    "cpuinfo",
+    "pressure/cpu",
+    "pressure/memory",
+    "pressure/io",
+    "pressure/irq",
+    "cmdline",
+    "sys/kernel/random/boot_id",
+    "kallsyms",
+    "modules",
+    "schedstat",
+    "sched_debug",
+    "interrupts",
+    "softirqs",
+    "diskstats",
+    "partitions",
+    "swaps",
+    "vmstat",
+    "zoneinfo",
+    "buddyinfo",
+    "locks",
+    "key-users",
+    "latency_stats",
+    "sys/fs/file-nr",
+    "sys/fs/inode-nr",
+    "sys/fs/inode-state",
+    "sys/fs/dentry-state",
+    "sys/fs/aio-nr",
+)
+NEUTRAL_BOOT_ID = b"00000000-0000-4000-8000-000000000000\n"
+NEUTRAL_LOADAVG = b"0.00 0.00 0.00 1/1 1\n"
+_PRESSURE = b"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n" + (
+    b"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+)
+
+
+def _neutral_proc() -> dict[str, bytes]:
+    """The neutral contents of each masked /proc file this kernel has (path under /proc ->
+    bytes).  Constant for a machine: nothing in them changes while bots run."""
+    host: dict[str, bytes] = {}
+    for name in ("stat", "meminfo", "cpuinfo"):
+        with contextlib.suppress(OSError), open(f"/proc/{name}", "rb") as f:
+            host[name] = f.read()
+    cpus = [
+        line.split()[0]
+        for line in host.get("stat", b"").splitlines()
+        if line[:3] == b"cpu" and line[3:4].isdigit()
+    ] or [b"cpu0"]
+    zeros = b" 0 0 0 0 0 0 0 0 0 0\n"
+    stat_text = b"cpu " + zeros + b"".join(c + zeros for c in cpus)
+    stat_text += b"intr 0\nctxt 0\nbtime 0\nprocesses 1\nprocs_running 1\nprocs_blocked 0\n"
+    stat_text += b"softirq 0 0 0 0 0 0 0 0 0 0 0\n"
+    total = b"0"
+    for line in host.get("meminfo", b"").splitlines():
+        if line.startswith(b"MemTotal:"):
+            total = line.split()[1]
+    mem = b"".join(
+        b"%-16s%8s kB\n" % (key + b":", value)
+        for key, value in (
+            (b"MemTotal", total),
+            (b"MemFree", total),
+            (b"MemAvailable", total),
+            (b"Buffers", b"0"),
+            (b"Cached", b"0"),
+            (b"SwapCached", b"0"),
+            (b"Active", b"0"),
+            (b"Inactive", b"0"),
+            (b"SwapTotal", b"0"),
+            (b"SwapFree", b"0"),
+            (b"Dirty", b"0"),
+            (b"Shmem", b"0"),
+        )
+    )
+    cpuinfo = b"".join(
+        (b"cpu MHz\t\t: 0.000" if line.startswith(b"cpu MHz") else line) + b"\n"
+        for line in host.get("cpuinfo", b"").splitlines()
+    )
+    contents = {
+        "loadavg": NEUTRAL_LOADAVG,
+        "stat": stat_text,
+        "uptime": b"0.00 0.00\n",
+        "meminfo": mem,
+        "cpuinfo": cpuinfo,
+        "pressure/cpu": _PRESSURE,
+        "pressure/memory": _PRESSURE,
+        "pressure/io": _PRESSURE,
+        "pressure/irq": _PRESSURE,
+        "cmdline": b"\n",
+        "sys/kernel/random/boot_id": NEUTRAL_BOOT_ID,
+        "swaps": b"Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
+        "partitions": b"major minor  #blocks  name\n\n",
+        "sys/fs/file-nr": b"0\t0\t0\n",
+        "sys/fs/inode-nr": b"0\t0\n",
+        "sys/fs/inode-state": b"0\t0\t0\t0\t0\t0\t0\n",
+        "sys/fs/dentry-state": b"0\t0\t0\t0\t0\t0\n",
+        "sys/fs/aio-nr": b"0\n",
+    }
+    return {name: contents.get(name, b"") for name in PROC_MASKS if os.path.isfile(f"/proc/{name}")}
+
+
+_proc_cache: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+
+
+def _proc_masks(sb: Sandbox) -> list[tuple[str, str]]:
+    """(staged neutral file, /proc path) read-only binds over the host's global /proc files,
+    staged once under ``cache_dir`` (named by their contents, written by the host alone,
+    never changed afterwards).  Computed once per process."""
+    key = sb._key()
+    with _runtime_lock:
+        if key in _proc_cache:
+            return _proc_cache[key]
+        files = _neutral_proc()
+        h = hashlib.sha256()
+        for name, data in sorted(files.items()):
+            h.update(f"\0{name}\0{len(data)}\0".encode() + data)
+        cache = sb.cache_path()
+        _safe_dir(cache)
+        target = cache / f"proc-{h.hexdigest()[:20]}"
+        if not target.is_dir():
+            tmp = cache / f".{target.name}.{os.getpid()}.{threading.get_ident()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            try:
+                for name, data in files.items():
+                    dest = tmp / name
+                    dest.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+                    dest.write_bytes(data)
+                    os.chmod(dest, 0o444)
+                for folder, _dirs, _names in os.walk(tmp):
+                    os.chmod(folder, 0o755)
+                os.rename(tmp, target)
+            except OSError:  # another process staged it first
+                if not target.is_dir():
+                    raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        # /proc/pressure holds nothing but the masked files: one bind for the folder (each
+        # bind costs bwrap a mount and a scan of the mount table, for every bot started).
+        names = [("pressure" if n.startswith("pressure/") else n) for n in sorted(files)]
+        binds = [(str(target / n), f"/proc/{n}") for n in dict.fromkeys(names)]
+        _proc_cache[key] = binds
+        return binds
 
 
 def _top_symlinks() -> list[tuple[str, str]]:
@@ -984,46 +1378,126 @@ def _copy_tree(src: str, dest: str, skip: frozenset[str]) -> None:
 
 def _bot_source(sb: Sandbox, bot: Path, lease: _Lease) -> Path:
     """The bot's file or folder to bind at /bot: itself when the slot uid can read all of
-    it, else a fresh copy for this lease (made world-readable; symlinks copied as links)."""
-    bot = bot.resolve()
-    if not _root() or _bot_readable(bot):
+    it, else a fresh copy for this lease (made world-readable).  Either way it may hold only
+    regular files and folders (``_scan_bot``): a symbolic link, a device node, a named pipe
+    or a socket is refused with one sentence, and the host never follows a link in it, nor
+    opens anything in it but regular files."""
+    bot = bot.resolve()  # the path the user named (itself perhaps a link): taken as meant
+    readable = _scan_bot(bot)
+    if not _root() or (readable and _reachable_by_others(str(bot))):
         return bot
     stage = sb.state_path() / f"bot-{lease.uid}"
     shutil.rmtree(stage, ignore_errors=True)
     stage.mkdir(mode=0o755)
     os.chmod(stage, 0o755)
     lease.stage = stage
-    if bot.is_dir():
-        shutil.copytree(bot, stage / "bot", symlinks=True, ignore=shutil.ignore_patterns(".*"))
-        target = stage / "bot"
-    else:
-        shutil.copy(bot, stage / bot.name)
-        target = stage / bot.name
-    for root, dirs, files in os.walk(target):
-        for name in dirs:
-            os.chmod(os.path.join(root, name), 0o755)
-        for name in files:
-            full = os.path.join(root, name)
-            if not os.path.islink(full):
-                os.chmod(full, 0o644)
-    os.chmod(target, 0o755 if target.is_dir() else 0o644)
+    target = stage / ("bot" if bot.is_dir() else bot.name)
+    try:
+        if bot.is_dir():
+            _copy_bot_tree(bot, target)
+        else:
+            _copy_regular(str(bot), None, target, bot, "")
+    except OSError as exc:  # something in it changed under us (a folder swapped for a link)
+        raise SandboxError(f"cannot copy the bot {bot}: {exc.strerror or exc}") from None
     return target
 
 
-def _bot_readable(bot: Path) -> bool:
-    if not _reachable_by_others(str(bot)):
-        return False
-    if bot.is_dir():
-        for root, dirs, files in os.walk(bot):
-            for name in dirs:
-                mode = os.lstat(os.path.join(root, name)).st_mode
-                if stat.S_ISDIR(mode) and mode & 0o005 != 0o005:
-                    return False
-            for name in files:
-                mode = os.lstat(os.path.join(root, name)).st_mode
-                if stat.S_ISREG(mode) and not mode & stat.S_IROTH:
-                    return False
-    return True
+_KINDS = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a named pipe",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device node",
+    stat.S_IFBLK: "a device node",
+}
+
+
+def _refused(bot: Path, rel: str, mode: int) -> SandboxError:
+    what = _KINDS.get(stat.S_IFMT(mode), "a special file")
+    where = f"the bot folder {bot} holds {what} ({rel})" if rel else f"the bot {bot} is {what}"
+    return SandboxError(f"{where}: a bot may hold only regular files and folders")
+
+
+def _scan_bot(bot: Path) -> bool:
+    """Walk the bot's file or folder without following links (hidden entries too: the bot
+    sees them) and raise SandboxError at the first entry that is neither a regular file nor
+    a folder.  Returns whether every file is readable and every folder searchable by others
+    (then the slot uid can read the bot where it is)."""
+    try:
+        mode = os.lstat(bot).st_mode
+        if not stat.S_ISDIR(mode):
+            if not stat.S_ISREG(mode):
+                raise _refused(bot, "", mode)
+            return bool(mode & stat.S_IROTH)
+        readable = mode & 0o005 == 0o005
+        todo = [(bot, "")]
+        while todo:
+            folder, rel = todo.pop()
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    sub = rel + entry.name
+                    if stat.S_ISDIR(mode):
+                        readable = readable and mode & 0o005 == 0o005
+                        todo.append((Path(entry.path), sub + "/"))
+                    elif stat.S_ISREG(mode):
+                        readable = readable and bool(mode & stat.S_IROTH)
+                    else:
+                        raise _refused(bot, sub, mode)
+    except OSError as exc:
+        raise SandboxError(f"cannot read the bot {bot}: {exc.strerror or exc}") from None
+    return readable
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _copy_bot_tree(bot: Path, dest: Path) -> None:
+    """Copy a bot folder's regular files and folders (hidden ones left out) to ``dest``,
+    walking by directory descriptors opened with O_NOFOLLOW: an entry swapped for a link or
+    a special file since ``_scan_bot`` is refused, never followed or read."""
+    stack: list[tuple[int, Path, str, Iterator[str]]] = []
+    try:
+        fd = os.open(bot, _DIR_FLAGS)
+        stack.append((fd, dest, "", iter(sorted(os.listdir(fd)))))
+        os.mkdir(dest, 0o755)
+        os.chmod(dest, 0o755)  # not left to the umask: the slot uid reads it
+        while stack:
+            fd, out, rel, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                os.close(fd)
+                continue
+            if name.startswith("."):
+                continue
+            mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                stack.append((child, out / name, f"{rel}{name}/", iter(sorted(os.listdir(child)))))
+                os.mkdir(out / name, 0o755)
+                os.chmod(out / name, 0o755)
+            elif stat.S_ISREG(mode):
+                _copy_regular(name, fd, out / name, bot, rel + name)
+            else:
+                raise _refused(bot, rel + name, mode)
+    finally:
+        for fd, *_ in stack:
+            os.close(fd)
+
+
+def _copy_regular(name: str, dir_fd: int | None, dest: Path, bot: Path, rel: str) -> None:
+    """Copy one regular file (opened with O_NOFOLLOW and O_NONBLOCK, checked to be a regular
+    file once open) to a new file ``dest`` of mode 0644."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _refused(bot, rel, mode)
+        with open(dest, "xb") as out, os.fdopen(fd, "rb", closefd=False) as src:
+            shutil.copyfileobj(src, out)
+        os.chmod(dest, 0o644)
+    finally:
+        os.close(fd)
 
 
 def _safe_dir(path: Path) -> None:
@@ -1053,27 +1527,114 @@ class _Lease:
         self.stage: Path | None = None
         self.killed = 0  # processes of the uid found alive and killed at release
         self.clean: bool | None = None  # whether none of them remained at release
+        self.cgroup: cgroups.Slot | None = None  # the slot's cgroup (None: cgroups off)
+        self.remove_cgroup = False  # a per-lease cgroup (non-root hosts), removed at release
+        self.memory_hit = False  # the slot ran out of memory (known at release)
         self._mutex = threading.Lock()
         self._released = False
 
+    def limit_hit(self) -> str | None:
+        """``"memory limit"`` when the slot's processes ran out of memory (the slot's cgroup
+        had its processes killed for it), else None."""
+        slot = self.cgroup
+        if self.memory_hit or (slot is not None and not self._released and slot.hit_memory_cap()):
+            return "memory limit"
+        return None
+
     def release(self) -> None:
-        """Kill and reap whatever the uid still runs, drop the staged files, free the slot."""
+        """Kill and reap whatever the slot still runs (its cgroup emptied, its uid purged),
+        drop the staged files, free the slot."""
         with self._mutex:
             if self._released:
                 return
             self._released = True
         try:
+            slot = self.cgroup
+            emptied = True
+            if slot is not None:
+                slot.unwatch()
+                emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
+                self.memory_hit = slot.hit_memory_cap()
             if _root():
                 self.killed, self.clean = _purge_uid(self.uid)
+                if slot is not None and not slot.empty():
+                    emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
+                self.clean = self.clean and emptied
                 if self.clean:
                     _mark(self.lock_fd, _CLEAN)
             else:
-                self.clean = True
+                self.clean = emptied
+                if slot is not None and self.remove_cgroup and emptied:
+                    slot.remove()
             if self.stage is not None:
                 shutil.rmtree(self.stage, ignore_errors=True)
         finally:
             with contextlib.suppress(OSError):
                 os.close(self.lock_fd)
+
+
+def _reap_listed(pids: Iterable[int]) -> None:
+    """Reap those of ``pids`` that are our children and have exited (the rest are not ours,
+    or still running: left alone)."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+# The slot cgroups: the hierarchy found once per process and configuration, one Slot object
+# per slot cgroup (it carries the slot's OOM watch and kill lock), per-lease names for
+# non-root hosts.
+_cgroup_lock = threading.Lock()
+_hierarchies: dict[tuple[str, ...], cgroups.Hierarchy] = {}
+_slots: dict[tuple[int, str], cgroups.Slot] = {}
+_lease_seq = itertools.count()
+_devices_cache: dict[frozenset[int], tuple[tuple[int, int], ...]] = {}
+
+
+def _hierarchy(sb: Sandbox) -> cgroups.Hierarchy:
+    """The cgroup hierarchy for ``sb``'s slots (found and prepared once); SandboxError with
+    one sentence when there is none."""
+    parent = sb.cgroup_parent or os.environ.get(cgroups.ENV_PARENT) or None
+    key = (parent or "",)
+    with _cgroup_lock:
+        if key not in _hierarchies:
+            try:
+                _hierarchies[key] = cgroups.find(parent)
+            except cgroups.CgroupError as exc:
+                raise SandboxError(
+                    f"{exc}; set {cgroups.ENV}=off to run sandboxed bots without cgroups"
+                ) from None
+        return _hierarchies[key]
+
+
+def _slot_of(hier: cgroups.Hierarchy, name: str, *, cache: bool = True) -> cgroups.Slot:
+    """The Slot object of cgroup ``name`` (made if needed), kept for reuse unless ``cache``
+    is False (a per-lease cgroup)."""
+    with _cgroup_lock:
+        key = (id(hier), name)
+        if key not in _slots:
+            try:
+                slot = hier.slot(name)
+            except cgroups.CgroupError as exc:
+                raise SandboxError(str(exc)) from None
+            if not cache:
+                return slot
+            _slots[key] = slot
+        return _slots[key]
+
+
+def _io_devices(paths: Sequence[str]) -> tuple[tuple[int, int], ...]:
+    """The disks behind what is bound into the sandbox (``cgroups.block_devices``), cached
+    by the set of file systems they are on."""
+    devs = set()
+    for path in paths:
+        with contextlib.suppress(OSError):
+            devs.add(os.stat(path).st_dev)
+    key = frozenset(devs)
+    with _cgroup_lock:
+        if key not in _devices_cache:
+            _devices_cache[key] = cgroups.block_devices(paths)
+        return _devices_cache[key]
 
 
 # What a slot's lock file says: both words have one length, so marking a slot is one pwrite
@@ -1239,6 +1800,11 @@ class SandboxedProcess(subprocess.Popen[bytes]):
             os.close(out_w)
         self.stdin = os.fdopen(in_w, "wb", buffering=0)
         self.stdout = os.fdopen(out_r, "rb", buffering=0)
+
+    @property
+    def limit_hit(self) -> str | None:
+        """``"memory limit"`` when the bot's slot ran out of memory and was killed for it."""
+        return self.lease.limit_hit()
 
     def poll(self) -> int | None:
         code = super().poll()

@@ -144,13 +144,15 @@ def play(
     limits: Limits | None = None,
     names: Sequence[str] | None = None,
     sandbox: Sandbox | None = None,
+    agent_seeds: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Play one match between the agents of ``specs`` and return its log.
 
     The log's ``sandbox`` field says what isolated the bot processes (false: nothing).
+    ``agent_seeds`` (a log's ``agent_seeds``) replays a match; None draws fresh ones.
     """
     labels = list(names) if names is not None else list(specs)
     with agents(specs, limits, labels, sandbox=sandbox) as seated:
-        log = Match(seated, seed, names=labels).run()
+        log = Match(seated, seed, names=labels, agent_seeds=agent_seeds).run()
     log["sandbox"] = sandbox_mod.log_entry(sandbox)
     return log

@@ -6,9 +6,11 @@ inside ``rate`` so the module stays importable without it):
 * ``schedule`` samples the tables: with K seats and N >= K entrants each match takes the K
   entrants that have played least so far (ties broken by a seeded shuffle), so appearance
   counts never differ by more than one, and the seat order rotates from match to match;
-* ``match_seeds`` derives every match seed from the tournament seed;
+* ``match_seeds`` derives every match seed (the deals) from the tournament seed;
 * ``plan`` turns both into picklable ``Job`` s (specs, not agent objects) that ``run_job``
-  plays in any process;
+  plays in any process; each job also carries the agents' own seeds, drawn independently of
+  every seed above (``runner.new_agent_seeds``), so a plan plays the same whatever the number
+  of jobs, and each log records them for a replay;
 * ``rate`` and ``standings`` aggregate the finished matches, in schedule order whatever order
   they finished in, into a leaderboard sorted by the conservative rating mu - 3 sigma.
 """
@@ -23,6 +25,7 @@ from typing import Any
 from .cards import MAX_PLAYERS, MIN_PLAYERS
 from .errors import SetupError
 from .host import Limits
+from .runner import new_agent_seeds
 from .sandbox import Sandbox
 from .spec import play
 
@@ -100,6 +103,7 @@ class Job:
     names: tuple[str, ...]  # display name per seat (recorded in the log)
     limits: Limits | None = None
     sandbox: Sandbox | None = None
+    agent_seeds: tuple[int, ...] | None = None  # per seat; None: drawn when it is played
 
 
 def plan(
@@ -110,7 +114,8 @@ def plan(
     limits: Limits | None = None,
     sandbox: Sandbox | None = None,
 ) -> list[Job]:
-    """Every match of a tournament, deterministic given ``seed``."""
+    """Every match of a tournament: tables and deals fixed by ``seed``, the agents' own seeds
+    drawn independently (never from ``seed``, which a bot may guess)."""
     names = labels(specs)
     seeds = match_seeds(seed, matches)
     return [
@@ -122,6 +127,7 @@ def plan(
             names=tuple(names[e] for e in table),
             limits=limits,
             sandbox=sandbox,
+            agent_seeds=tuple(new_agent_seeds(len(table))),
         )
         for i, table in enumerate(schedule(len(specs), matches, players, seed))
     ]
@@ -129,7 +135,14 @@ def plan(
 
 def run_job(job: Job) -> dict[str, Any]:
     """Play one scheduled match (in whatever process runs this) and return its log."""
-    return play(job.specs, job.seed, limits=job.limits, names=job.names, sandbox=job.sandbox)
+    return play(
+        job.specs,
+        job.seed,
+        limits=job.limits,
+        names=job.names,
+        sandbox=job.sandbox,
+        agent_seeds=job.agent_seeds,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ import pytest
 import typer
 import yaml
 
-from cow006 import sandbox
+from cow006 import cgroups, sandbox
 from cow006_platform.settings import Settings
 from cow006_workers.cli import build_app
 
@@ -332,9 +332,9 @@ def test_the_command_checks_can_fail() -> None:
 def known_env() -> set[str]:
     """COW006_* variables the code reads: the settings, and the SDK's own (the sandbox)."""
     settings = {f"COW006_{name.upper()}" for name in Settings.model_fields}
-    sdk = {sandbox.ENV_MODE, "COW006_BWRAP"}
+    sdk = {sandbox.ENV_MODE, "COW006_BWRAP", cgroups.ENV, cgroups.ENV_PARENT}
     # Keep the SDK's list honest: the sandbox really reads these names.
-    source = inspect.getsource(sandbox)
+    source = inspect.getsource(sandbox) + inspect.getsource(cgroups)
     for name in sdk:
         assert name in source, f"cow006.sandbox no longer reads {name}: update this test"
     return settings | sdk
@@ -750,3 +750,14 @@ def test_the_readme_names_every_file() -> None:
     readme = (DEPLOY / "README.md").read_text()
     missing = [rel(p) for p in deploy_files() if p.name != "README.md" and p.name not in readme]
     assert not missing, f"deploy/README.md does not describe {missing}"
+
+
+def test_systemd_worker_delegates_its_cgroup() -> None:
+    """The slot cgroups (cow006.cgroups) are made in the worker's own cgroup: systemd must
+    delegate it, and leave /sys/fs/cgroup writable."""
+    path = SYSTEMD / "cow006-worker@.service"
+    unit = read_unit(path)
+    assert unit.get("Service", "Delegate", fallback="no") == "yes", f"{rel(path)}: Delegate=yes"
+    assert unit.get("Service", "ProtectControlGroups", fallback="no") in ("no", "false"), (
+        f"{rel(path)}: ProtectControlGroups makes the slot cgroups impossible"
+    )

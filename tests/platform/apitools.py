@@ -24,7 +24,7 @@ class RecordingExecutor:
         self.validations: list[int] = []
         self.session_factory: sessionmaker[Session] | None = None
 
-    def submit_match(self, match_id: int) -> None:
+    def submit_match(self, match_id: int, kind: object = None) -> None:
         self.matches.append(match_id)
 
     def submit_validation(self, version_id: int) -> None:

@@ -50,7 +50,11 @@ def test_admins_create_leagues_of_active_versions(api: Api, executor: RecordingE
     }
     assert api.client.post("/api/leagues", json=body, headers=admin).status_code == 409
     assert api.client.get("/api/leagues").json()["total"] == 1
-    assert api.client.get(f"/api/leagues/{league['id']}").json() == league
+    assert api.client.get(f"/api/leagues/{league['id']}", headers=admin).json() == league
+    # Every match seed of the league derives from its seed: hidden from the public until the
+    # league has finished (as a match's seed until the match has).
+    assert api.client.get(f"/api/leagues/{league['id']}").json() == {**league, "seed": None}
+    assert api.client.get("/api/leagues").json()["items"][0]["seed"] is None
     assert api.client.get("/api/leagues/42").status_code == 404
 
 

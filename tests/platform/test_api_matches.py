@@ -15,6 +15,7 @@ from apitools import BOT_SOURCE, Api, RecordingExecutor, new_match, play_and_fin
 from fastapi.testclient import TestClient
 
 from cow006 import sandbox, verify
+from cow006_platform import db, models
 from cow006_platform.app import create_app
 from cow006_platform.executor import InProcessExecutor
 from cow006_platform.settings import Settings
@@ -38,7 +39,10 @@ def test_challenges_are_unrated_matches_any_user_may_ask_for(
     assert r.status_code == 201
     match = r.json()
     assert match["kind"] == "challenge" and match["rated"] is False
-    assert match["status"] == "queued" and match["seed"] == 12345
+    # The seed of a match not played yet is for admins only (it fixes the deals).
+    assert match["status"] == "queued" and match["seed"] is None
+    admin_view = api.client.get(f"/api/matches/{match['id']}", headers=w["admin"]).json()
+    assert admin_view["seed"] == 12345
     assert [p["label"] for p in match["participants"]] == ["ant@1", "bee@1"]
     assert [p["owner"] for p in match["participants"]] == ["alice", "bob"]
     assert executor.matches == [match["id"]]
@@ -217,3 +221,38 @@ def test_end_to_end_upload_validate_and_play_in_the_sandbox(tmp_path: Path) -> N
         err = client.get(f"/api/matches/{mid}/seats/0/stderr", headers=alice).json()
         assert "thinking" in err["stderr"]
         assert client.get(f"/api/matches/{mid}/seats/0/stderr", headers=bob).status_code == 403
+
+
+def test_the_seed_of_a_match_not_finished_is_for_admins_only(api: Api) -> None:
+    w = _world(api)
+    f = api.session_factory
+    lid = api.ladder(w["admin"], players=2)
+    vids = [w["va"], w["vb"]]
+    queued = new_match(f, kind="ladder", version_ids=vids, ladder_id=lid)
+    running = new_match(f, kind="ladder", version_ids=vids, ladder_id=lid)
+    done = new_match(f, kind="ladder", version_ids=vids, ladder_id=lid)
+    with db.session_scope(f) as s:
+        rows = {mid: s.get(models.Match, mid) for mid in (queued, running, done)}
+        seeds = {mid: row.seed for mid, row in rows.items() if row is not None}
+        rows[running].status = models.MatchStatus.running  # type: ignore[union-attr]
+    log = play_and_finish(f, done)
+    for headers in (None, w["alice"], w["bob"]):  # anonymous (cached), the seats' owners
+        for _ in range(2):
+            listed = api.client.get("/api/matches", headers=headers).json()["items"]
+            got = {m["id"]: m["seed"] for m in listed}
+            assert got == {queued: None, running: None, done: seeds[done]}
+            for mid in (queued, running):
+                one = api.client.get(f"/api/matches/{mid}", headers=headers).json()
+                assert one["seed"] is None
+                page = api.client.get(f"/matches/{mid}", headers=headers)
+                assert page.status_code == 200 and str(seeds[mid]) not in page.text
+    listed = api.client.get("/api/matches", headers=w["admin"]).json()["items"]
+    assert {m["id"]: m["seed"] for m in listed} == seeds
+    assert (
+        api.client.get(f"/api/matches/{running}", headers=w["admin"]).json()["seed"]
+        == (seeds[running])
+    )
+    # Finished: the deals are in the public log, and so is the seed.
+    assert api.client.get(f"/api/matches/{done}").json()["seed"] == log["seed"] == seeds[done]
+    again = {m["id"]: m["seed"] for m in api.client.get("/api/matches").json()["items"]}
+    assert again == {queued: None, running: None, done: seeds[done]}  # anonymous again

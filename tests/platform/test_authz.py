@@ -47,6 +47,21 @@ MATRIX: list[Row] = [
     Row("GET", "/api/users", (200, 200, 200, 200)),
     Row("GET", "/api/users/me", (401, 200, 200, 200)),
     Row("GET", "/api/users/{U}", (200, 200, 200, 200), template="/api/users/{user_id}"),
+    # tokens: each caller's own; another's token is not found (admins use the admin CLI)
+    Row("GET", "/api/users/me/tokens", (401, 200, 200, 200)),
+    Row("POST", "/api/users/me/tokens", (401, 201, 201, 201), body=lambda a: {"name": f"t-{a}"}),
+    Row(
+        "POST",
+        "/api/users/me/tokens/{R}/rotate",
+        (401, 404, 201, 404),
+        template="/api/users/me/tokens/{token_id}/rotate",
+    ),
+    Row(
+        "DELETE",
+        "/api/users/me/tokens/{T}",
+        (401, 404, 204, 404),
+        template="/api/users/me/tokens/{token_id}",
+    ),
     # agents and versions
     Row("POST", "/api/agents", (401, 201, 201, 201), body=lambda a: {"name": f"agent-{a}"}),
     Row("GET", "/api/agents", (200, 200, 200, 200)),
@@ -161,6 +176,10 @@ def _world(api: Api) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
         version.reason = "it crashed"
         uid = session.scalars(select(models.User.id).where(models.User.name == "alice")).one()
     lid = api.ladder(admin, "main", players=2)
+    spare = [
+        api.client.post("/api/users/me/tokens", json={"name": n}, headers=owner).json()["id"]
+        for n in ("spare", "to-rotate")
+    ]
     r = api.client.post(
         "/api/leagues",
         json={"name": "cup", "entrants": [va, vb], "table_size": 2},
@@ -177,6 +196,7 @@ def _world(api: Api) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
         "stale": {"Authorization": "Bearer not-a-token"},
     }
     ids = {"{U}": uid, "{A}": a, "{B}": b, "{V}": va, "{W}": vb, "{L}": lid, "{G}": gid, "{M}": mid}
+    ids |= {"{T}": spare[0], "{R}": spare[1]}
     return headers, ids
 
 

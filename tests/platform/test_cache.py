@@ -437,3 +437,21 @@ def test_pages_people_read_are_rendered_again_before_any_warming_left() -> None:
     cache.put("/api/agents/3", _entry({"agent:3"}, reads=1))
     cache.invalidate({"agent:3"})
     assert list(cache.pending) == ["/api/agents/3", "/api/agents/1", "/api/agents/2"]
+
+
+def test_tokens_and_throttling_announce_nothing(api: Api) -> None:
+    """Using, creating and revoking tokens and counting an address's failures write tables no
+    public page shows: they must not drop the page caches of every API process."""
+    headers = api.user()
+    factory = api.session_factory
+    with factory() as session:
+        before = changes.latest(session)
+    assert api.client.get("/api/users/me", headers=headers).status_code == 200  # first use
+    made = api.client.post("/api/users/me/tokens", json={"name": "ci"}, headers=headers)
+    assert made.status_code == 201, made.text
+    gone = api.client.delete(f"/api/users/me/tokens/{made.json()['id']}", headers=headers)
+    assert gone.status_code in (200, 204), gone.text
+    bad = {"Authorization": "Bearer not-a-token-of-anyone"}
+    assert api.client.get("/api/users/me", headers=bad).status_code == 401
+    with factory() as session:
+        assert changes.read_since(session, before) == []

@@ -34,8 +34,13 @@ ILLEGAL = "def play(view):\n    return 105  # never in a hand: an illegal_card f
 def ops_settings(settings: Settings, tmp_path: Path) -> Settings:
     # The embedded broker in the test's folder (the default would be ./var of the cwd), bots
     # unsandboxed (these tests are about the numbers, not the sandbox: tests/hostile is).
+    # /metrics open: who may read it is tested in test_limits_served.py.
     return settings.model_copy(
-        update={"broker_url": f"sqla+sqlite:///{tmp_path / 'broker.sqlite'}", "sandbox": "off"}
+        update={
+            "broker_url": f"sqla+sqlite:///{tmp_path / 'broker.sqlite'}",
+            "sandbox": "off",
+            "metrics": "open",
+        }
     )
 
 

@@ -121,11 +121,16 @@ def test_same_bytes_reuse_the_folder_untouched(cfg: Settings) -> None:
     assert stored_dirs(cfg) == [first.sha256]
 
 
-def test_a_stored_folder_is_never_overwritten(cfg: Settings) -> None:
+def test_a_stored_folder_is_reused_only_when_whole(cfg: Settings) -> None:
+    """The same bytes again reuse a whole folder untouched; a folder whose files are not the
+    upload's (half-written before a power loss, damaged) is replaced (issue 14)."""
     bot = store_upload(cfg, "bot.py", BOT)
-    (bot.path / "bot.py").write_bytes(b"# tampered by an operator\n")
+    inode = (bot.path / "bot.py").stat().st_ino
     store_upload(cfg, "bot.py", BOT)
-    assert (bot.path / "bot.py").read_bytes() == b"# tampered by an operator\n"
+    assert (bot.path / "bot.py").stat().st_ino == inode
+    (bot.path / "bot.py").write_bytes(b"")
+    store_upload(cfg, "bot.py", BOT)
+    assert (bot.path / "bot.py").read_bytes() == BOT
 
 
 def test_bot_path_refuses_anything_but_a_digest(cfg: Settings) -> None:

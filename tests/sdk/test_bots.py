@@ -63,15 +63,16 @@ def test_montecarlo_any_table_size(n_players: int) -> None:
     assert log["faults"] == []
 
 
-def test_reproducible_from_the_seed() -> None:
-    def run() -> dict:
-        return cow006.play_match([make(n) for n in ("best", "safe", "greedy", "random")], 2024)
+def test_reproducible_from_the_seed_and_the_agent_seeds() -> None:
+    def run(seed: int, agent_seeds: list[int] | None = None) -> dict:
+        lineup = [make(n) for n in ("best", "safe", "greedy", "random")]
+        return cow006.play_match(lineup, seed, agent_seeds=agent_seeds)
 
-    first, second = run(), run()
-    assert first == second
+    first = run(2024)
+    assert run(2024, first["agent_seeds"]) == first
     cheap = ("random", "lowest", "greedy", "safe")
     again = cow006.play_match([make(n) for n in cheap], 7)
-    assert again == cow006.play_match([make(n) for n in cheap], 7)
+    assert again == cow006.play_match([make(n) for n in cheap], 7, agent_seeds=again["agent_seeds"])
     assert (
         again["rounds"][0]["hands"]
         != cow006.play_match([make(n) for n in cheap], 8)["rounds"][0]["hands"]
@@ -117,7 +118,9 @@ def test_best_beats_random_clearly() -> None:
         seat = i % 4
         agents = [make("random") for _ in range(4)]
         agents[seat] = make("best")
-        log = cow006.play_match(agents, seed=100 + i)
+        log = cow006.play_match(
+            agents, seed=100 + i, agent_seeds=[1000 + 4 * i + k for k in range(4)]
+        )
         best_scores.append(log["scores"][seat])
         random_scores += [s for k, s in enumerate(log["scores"]) if k != seat]
     mean_best = sum(best_scores) / len(best_scores)

@@ -72,13 +72,26 @@ def assert_one_error_line(proc: subprocess.CompletedProcess[str], *needles: str)
 # -- match -------------------------------------------------------------------------------------
 def test_match_with_seed_is_reproducible_and_verifies(tmp_path: Path) -> None:
     logs = []
+    extra: list[str] = []
     for name in ("a.json", "b.json"):
         path = tmp_path / name
         result = runner.invoke(
-            app, ["match", "builtin:random", "builtin:greedy", "--seed", "42", "--log", str(path)]
+            app,
+            [
+                "match",
+                "builtin:random",
+                "builtin:greedy",
+                "--seed",
+                "42",
+                "--log",
+                str(path),
+                *extra,
+            ],
         )
         assert result.exit_code == 0, result.output
         logs.append(path.read_bytes())
+        # --seed fixes the deal; the recorded agent seeds make the replay exact
+        extra = ["--agent-seeds", ",".join(map(str, json.loads(logs[0])["agent_seeds"]))]
     assert logs[0] == logs[1]
     log = json.loads(logs[0])
     assert log["seed"] == 42
@@ -348,3 +361,11 @@ def test_match_with_a_js_bot_file(tmp_path: Path) -> None:
         for turn in rnd["turns"]:
             assert turn["cards"][1] == min(hand)
             hand.remove(turn["cards"][1])
+
+
+@pytest.mark.parametrize(
+    "value", ["1,2,3", "1", "1,-2", "1,x", "1,9223372036854775808", "1,,2", " , "]
+)
+def test_match_refuses_bad_agent_seeds_in_one_line(value: str) -> None:
+    proc = cow006("match", "builtin:random", "builtin:greedy", "--agent-seeds", value)
+    assert_one_error_line(proc, "--agent-seeds")

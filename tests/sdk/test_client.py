@@ -497,3 +497,44 @@ def test_the_arena_command_has_the_client_commands() -> None:
 
     names = {c.name or c.callback.__name__ for c in build_app().registered_commands if c.callback}
     assert {"login", "submit", "status", "logs", "replay", "match", "serve"} <= names
+
+
+# --- tokens (issue 14) ------------------------------------------------------------------------
+
+
+def test_token_create_list_revoke_and_rotate(server: Server, tmp_path: Path) -> None:
+    config = tmp_path / "credentials.json"
+    ok(cli(config, "login", server.url, "--register", "dora"))
+    first = token_of(config)
+    made = cli(config, "token", "create", "laptop")
+    secret = ok(made).strip()
+    assert "created token laptop" in made.stderr and len(secret) >= 40
+    laptop = tmp_path / "laptop.json"
+    ok(cli(laptop, "login", server.url, "--token", secret))
+
+    listed = ok(cli(config, "token", "list"))
+    assert secret[:8] in listed and secret not in listed and first not in listed
+    rows = {line[1:].split()[1]: line for line in listed.splitlines()[1:]}  # by name
+    assert set(rows) == {"default", "laptop"}
+    assert rows["default"].startswith("*") and not rows["laptop"].startswith("*")
+
+    # Revoked: the other machine's next command is refused, with the hint to log in again.
+    assert ok(cli(config, "token", "revoke", "laptop")).strip().startswith("revoked token laptop")
+    one_error_line(cli(laptop, "status"), "revoked", f"cow006 login {server.url}")
+    one_error_line(cli(config, "token", "revoke", "laptop"), "no live token named 'laptop'")
+
+    # Rotating this CLI's own token saves the new one; the old one is refused.
+    out = ok(cli(config, "token", "rotate"))
+    assert "rotated token default" in out and "saved the new token" in out
+    assert token_of(config) != first
+    with pytest.raises(client.ClientError) as refused:
+        client.Client(server.url, first).get("/users/me")
+    assert refused.value.status == 401
+    assert ok(cli(config, "status")).startswith(f"dora on {server.url}")
+
+
+def test_the_arena_command_has_the_token_commands() -> None:
+    from cow006_workers.cli import build_app
+
+    groups = {g.typer_instance.info.name for g in build_app().registered_groups}
+    assert {"token", "admin"} <= groups

@@ -273,8 +273,8 @@ def test_rejects_a_missing_last_round(log: Log) -> None:
 
 
 def test_rejects_a_missing_first_round(log: Log) -> None:
-    del log["rounds"][0]
-    rejected(log, "", r"^(rounds: the match ended before|scores: expected)")
+    del log["rounds"][0]  # the second round's deal is not the seed's first
+    rejected(log, "rounds[0]:", "the deal is not the one the seed")
 
 
 def test_rejects_an_extra_round_after_the_end(log: Log) -> None:
@@ -298,4 +298,153 @@ def test_rejects_a_fault_of_a_seat_that_does_not_exist(log: Log) -> None:
 
 def test_accepts_recorded_faults(log: Log) -> None:
     log["faults"] = [{"seat": 2, "round": 0, "turn": 0, "kind": "timeout", "detail": "late"}]
+    verify(log)
+
+
+# -- integers are JSON integers, and the deals are the seed's (issue 13) -----------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "place"),
+    [
+        (("rounds", 0, "penalties", 1), "rounds[0].penalties:"),
+        (("scores", 0), "scores:"),
+        (("ranks", 2), "ranks:"),
+        (("rounds", 0, "turns", 0, "rows", 0, 0), "rounds[0].turns[0].rows:"),
+        (("players", 1, "seat"), "players[1].seat:"),
+    ],
+)
+def test_rejects_a_float_where_an_integer_belongs(
+    log: Log, path: tuple[Any, ...], place: str
+) -> None:
+    """5.0 compares equal to 5 in Python: still not what the format says."""
+    *parents, last = path
+    holder: Any = log
+    for key in parents:
+        holder = holder[key]
+    holder[last] = float(holder[last])
+    rejected(log, place, rf"{holder[last]} where the format has an integer|found {holder[last]}")
+
+
+def test_rejects_true_for_rank_one(log: Log) -> None:
+    seat = log["ranks"].index(1)
+    log["ranks"][seat] = True
+    rejected(log, "ranks:", "^ranks: true where the format has an integer$")
+
+
+def test_rejects_a_float_in_a_take(log: Log) -> None:
+    r, t, k = find_take(log, "sixth")
+    take = log["rounds"][r]["turns"][t]["takes"][k]
+    take["seat"] = float(take["seat"])
+    rejected(log, f"rounds[{r}].turns[{t}].takes:", r"\d\.0 where the format has an integer")
+
+
+@pytest.mark.parametrize("turn", [2.0, True, 11, -1, "3", None])
+def test_rejects_a_fault_turn_that_is_not_a_turn(log: Log, turn: Any) -> None:
+    log["faults"] = [{"seat": 2, "round": 0, "turn": turn, "kind": "timeout", "detail": ""}]
+    rejected(log, "faults[0]:", "turn out of range")
+
+
+def test_rejects_a_float_or_bool_seed(log: Log) -> None:
+    log["seed"] = float(log["seed"])
+    rejected(log, "seed:", r"expected an integer, found \d+\.0")
+    log["seed"] = True
+    rejected(log, "seed:", "expected an integer, found true")
+
+
+def test_rejects_deals_that_are_not_the_seeds(log: Log) -> None:
+    """Every card is still where the replay wants it, but not where the seed dealt it."""
+    seed = log["seed"]
+    log["seed"] = seed + 1
+    rejected(log, "rounds[0]:", f"the deal is not the one the seed {seed + 1} gives")
+
+
+def test_rejects_rounds_in_another_order(log: Log, match_log: MakeLog) -> None:
+    # A whole other match of the same seats, replaying on its own, under this log's seed.
+    other = next(lg for s in range(1000, 1200) if (lg := match_log(3, s))["seed"] != log["seed"])
+    verify(other)
+    other["seed"] = log["seed"]
+    rejected(other, "rounds[0]:", "the deal is not the one the seed")
+
+
+def test_rejects_a_later_round_not_from_the_seed(log: Log) -> None:
+    """Round 1 holds a valid deal (round 0's again) that the seed did not give there."""
+    log["rounds"][1]["hands"] = copy.deepcopy(log["rounds"][0]["hands"])
+    log["rounds"][1]["rows"] = copy.deepcopy(log["rounds"][0]["rows"])
+    rejected(log, "rounds[1]:", "the deal is not the one the seed")
+
+
+def test_explicit_deals_are_recorded_and_only_the_later_rounds_checked() -> None:
+    from cow006 import Agent, View, play_match
+
+    class Low(Agent):
+        def play(self, view: View) -> int:
+            return min(view.hand)
+
+    hands = [list(range(1, 11)), list(range(11, 21))]
+    log = play_match([Low(), Low()], seed=9, deals=[(hands, [[30], [40], [50], [60]])])
+    assert log["given_deals"] == 1
+    verify(log)
+    assert len(log["rounds"]) > 1  # the later rounds were dealt from the seed, and checked
+    del log["given_deals"]
+    rejected(log, "rounds[0]:", "the deal is not the one the seed 9 gives")
+    for bad in (-1, 1.0, True, "1"):
+        log["given_deals"] = bad
+        rejected(log, "given_deals:", "non-negative integer")
+
+
+def test_a_seeded_match_records_no_given_deals(real_log: Log) -> None:
+    assert "given_deals" not in real_log
+
+
+def test_read_refuses_json_nested_too_deep(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"rounds": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    with pytest.raises(LogError, match="nested too deep"):
+        read(deep)
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda lg: lg["scores"].__setitem__(0, float(lg["scores"][0])), "where the format"),
+        (lambda lg: lg.__setitem__("seed", lg["seed"] + 1), "the deal is not the one the seed"),
+    ],
+)
+def test_cow006_verify_prints_the_new_checks_in_one_line(
+    real_log: Log, tmp_path: Path, change: Callable[[Log], None], says: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from cow006.cli import app
+
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    write(real_log, good)
+    log = copy.deepcopy(real_log)
+    change(log)
+    write(log, bad)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["verify", str(good)])
+    assert ok.exit_code == 0 and "ok 1 logs" in ok.output
+    result = runner.invoke(app, ["verify", str(good), str(bad)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{bad}: ") and says in lines[0], lines
+
+
+def test_agent_seeds_are_integers_one_per_seat(log: Log) -> None:
+    assert len(log["agent_seeds"]) == 3
+    verify(log)
+    seeds = log["agent_seeds"]
+    for bad, says in (
+        ([*seeds[:2], float(seeds[2])], r"agent_seeds\[2\]: expected an integer, found"),
+        ([*seeds[:2], True], r"agent_seeds\[2\]: expected an integer, found true"),
+        ([*seeds[:2], -1], r"agent_seeds\[2\]: a seed is in 0"),
+        ([*seeds[:2], 2**63], r"agent_seeds\[2\]: a seed is in 0"),
+        (seeds[:2], "agent_seeds: expected 3 seeds"),
+        (None, "agent_seeds: expected 3 seeds"),
+    ):
+        log["agent_seeds"] = bad
+        rejected(log, "agent_seeds", says)
+    del log["agent_seeds"]  # a log written before agent seeds were recorded
     verify(log)

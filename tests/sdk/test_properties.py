@@ -180,7 +180,7 @@ def test_matches_are_deterministic_from_the_seed_and_their_logs_verify(
     n: int, seed: int, random_agents: Callable[[int], list[Any]]
 ) -> None:
     first = play_match(random_agents(n), seed=seed)
-    second = play_match(random_agents(n), seed=seed)
+    second = play_match(random_agents(n), seed=seed, agent_seeds=first["agent_seeds"])
     assert json.dumps(first) == json.dumps(second)
     assert first["seed"] == seed
     verify(first)

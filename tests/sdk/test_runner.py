@@ -21,11 +21,21 @@ from cow006 import (
     play_match,
     verify,
 )
-from cow006.runner import agent_seeds
+from cow006.runner import seat_labels
 
 Log = dict[str, Any]
 MakeAgents = Callable[[int], list[Agent]]
-LOG_KEYS = {"format", "seed", "players", "rounds", "scores", "ranks", "faults", "forfeited"}
+LOG_KEYS = {
+    "format",
+    "seed",
+    "players",
+    "rounds",
+    "scores",
+    "ranks",
+    "faults",
+    "forfeited",
+    "agent_seeds",
+}
 
 # A deal where seat 0 holds 1 (below every row end) and plays it first when playing low.
 LOW_DEAL = (
@@ -114,12 +124,39 @@ def test_play_match_returns_a_cow006_match_1_log(random_agents: MakeAgents) -> N
 def test_a_match_without_a_seed_records_the_one_it_drew(random_agents: MakeAgents) -> None:
     log = play_match(random_agents(3))
     assert type(log["seed"]) is int and log["seed"] >= 0
-    assert play_match(random_agents(3), seed=log["seed"]) == log
+    again = play_match(random_agents(3), seed=log["seed"], agent_seeds=log["agent_seeds"])
+    assert again == log
 
 
-def test_the_same_seed_replays_the_same_match(random_agents: MakeAgents) -> None:
-    assert play_match(random_agents(5), seed=9) == play_match(random_agents(5), seed=9)
-    assert play_match(random_agents(5), seed=9) != play_match(random_agents(5), seed=10)
+def test_the_seed_and_the_agent_seeds_replay_the_same_match(random_agents: MakeAgents) -> None:
+    first = play_match(random_agents(5), seed=9)
+    assert play_match(random_agents(5), seed=9, agent_seeds=first["agent_seeds"]) == first
+    other = play_match(random_agents(5), seed=10, agent_seeds=first["agent_seeds"])
+    assert other["rounds"][0]["hands"] != first["rounds"][0]["hands"]
+
+
+def test_the_match_seed_fixes_the_deal_and_not_the_agent_seeds(
+    random_agents: MakeAgents,
+) -> None:
+    logs = [play_match(random_agents(4), seed=9) for _ in range(3)]
+    assert [log["rounds"][0]["hands"] for log in logs] == [logs[0]["rounds"][0]["hands"]] * 3
+    seeds = [s for log in logs for s in log["agent_seeds"]]
+    assert len(set(seeds)) == len(seeds) == 12  # fresh per seat and per match
+
+
+@pytest.mark.parametrize(
+    ("seeds", "message"),
+    [
+        ([1], "1 agent seeds given for 2 agents"),
+        ([1, -1], "agent seed"),
+        ([1, 2**63], "agent seed"),
+        ([1, 2.0], "agent seed"),
+        ([1, True], "agent seed"),
+    ],
+)
+def test_bad_agent_seeds_are_a_setup_error(seeds: list[Any], message: str) -> None:
+    with pytest.raises(SetupError, match=message):
+        play_match([Max(), Min()], seed=1, agent_seeds=seeds)
 
 
 def test_names_and_settings_are_recorded() -> None:
@@ -174,12 +211,14 @@ def test_hooks_get_the_match_info_rounds_and_result() -> None:
 
     agents = [Hooked(), Hooked(), Hooked()]
     log = play_match(agents, seed=31, names=["a", "b", "c"])
-    seeds = agent_seeds(31, 3)
+    seeds = log["agent_seeds"]
     assert len(set(seeds)) == 3
+    assert seat_labels(3) == ("p0", "p1", "p2")
     for seat, agent in enumerate(agents):
         kind, info = agent.events[0]
         assert kind == "start"
-        assert info == MatchInfo(seat, 3, seeds[seat], ("a", "b", "c"), {})
+        # opaque labels, never the names the log records
+        assert info == MatchInfo(seat, 3, seeds[seat], ("p0", "p1", "p2"), {})
         rounds = [e for e in agent.events if e[0] == "round"]
         assert rounds == [("round", (r, 0, 10)) for r in range(len(log["rounds"]))]
         ends = [e[1] for e in agent.events if e[0] == "round_end"]
@@ -369,3 +408,17 @@ def test_a_module_with_only_play_takes_the_cheapest_row() -> None:
     log = play_match([agent, Max()], seed=4, deals=[LOW_DEAL])
     assert log["rounds"][0]["turns"][0]["takes"][0]["row"] == 2
     assert log["faults"] == []
+
+
+def test_a_log_from_before_agent_seeds_still_loads_and_verifies(
+    random_agents: MakeAgents, tmp_path: Any
+) -> None:
+    from cow006 import log as match_log
+
+    log = play_match(random_agents(3), seed=4)
+    older = {k: v for k, v in log.items() if k != "agent_seeds"}
+    path = tmp_path / "old.json"
+    match_log.write(older, path)
+    again = match_log.read(path)
+    assert "agent_seeds" not in again
+    verify(again)

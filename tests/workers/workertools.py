@@ -354,15 +354,15 @@ class Arena:
 def active_versions(
     factory: sessionmaker[Session], settings: Settings, n: int, *, source: str | None = None
 ) -> list[int]:
-    """n active versions of n new agents of one new owner; their ids.  With ``source`` each
-    bot is stored like an upload (a distinct comment on top of ``source``); without, the
-    versions name files that were never stored."""
+    """n active versions of n new agents, each of its own new owner (ladders seat one owner's
+    versions apart); their ids.  With ``source`` each bot is stored like an upload (a distinct
+    comment on top of ``source``); without, the versions name files that were never stored."""
     out = []
     with db.session_scope(factory) as s:
-        owner = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
-        s.add(owner)
-        s.flush()
         for i in range(n):
+            owner = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
+            s.add(owner)
+            s.flush()
             sha = uuid.uuid4().hex * 2
             if source is not None:
                 text = f"# bot {i} {uuid.uuid4().hex}\n" + source

@@ -12,6 +12,12 @@ as safe as it can be: a task is acknowledged after it ran (``acks_late``), given
 its worker process dies (``reject_on_worker_lost``), and a worker takes one task at a time
 (``prefetch_multiplier = 1``: a match waits in the broker, where any free worker can take it,
 not in a busy worker's buffer).
+
+Each work class has its queue (``cow006_platform.workclasses``): ``cow006.validate``,
+``cow006.ladder`` (ladder and league matches), ``cow006.challenge``.  A worker reads the
+queues it was given in turn (Redis: kombu's round robin, where a queue found empty stays first
+in line; the embedded broker: a plain rotation), so with one task per pool process a flood in
+one queue delays another by about the match each pool process is playing.
 """
 
 from __future__ import annotations
@@ -20,6 +26,25 @@ from celery import Celery
 
 from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK, prepare_broker
 from cow006_platform.settings import Settings
+from cow006_platform.workclasses import (
+    CHALLENGE_QUEUE,
+    DEFAULT_WORKER_QUEUES,
+    LADDER_QUEUE,
+    VALIDATE_QUEUE,
+    WORK_QUEUES,
+)
+
+__all__ = [
+    "CHALLENGE_QUEUE",
+    "CONTROL_QUEUE",
+    "DEFAULT_WORKER_QUEUES",
+    "LADDER_QUEUE",
+    "QUEUE",
+    "VALIDATE_QUEUE",
+    "WORK_QUEUES",
+    "app",
+    "make_app",
+]
 
 # The beat's ticks go through a queue of their own, worked off by the scheduler process itself
 # (``cow006 beat``): a tick never waits for a match worker to be free.
@@ -56,12 +81,14 @@ def make_app(settings: Settings | None = None) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_default_queue=QUEUE,
+        # Every send names its queue (a match's by its kind: tasks.send_matches); these are
+        # the defaults of a send that does not.
+        task_default_queue=LADDER_QUEUE,
         task_routes={
             SCHEDULE_TASK: {"queue": CONTROL_QUEUE},
             REAP_TASK: {"queue": CONTROL_QUEUE},
-            RUN_MATCH_TASK: {"queue": QUEUE},
-            VALIDATE_TASK: {"queue": QUEUE},
+            RUN_MATCH_TASK: {"queue": LADDER_QUEUE},
+            VALIDATE_TASK: {"queue": VALIDATE_QUEUE},
         },
         broker_transport_options=transport_options,
         broker_connection_retry_on_startup=True,

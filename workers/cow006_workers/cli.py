@@ -3,8 +3,9 @@
 ::
 
     cow006 serve [--host 127.0.0.1] [--port 8000] [--workers 2]   # the arena on one machine
-    cow006 api [--host 0.0.0.0] [--port 8000] [--workers 1]       # migrate, then serve the API
+    cow006 api [--host 127.0.0.1] [--port 8000] [--workers 1]     # migrate, then serve the API
     cow006 worker [--concurrency N] [--pool prefork|threads|solo]  # join an arena as a worker
+                  [--queues validate,ladder,challenge]           # which work classes (all)
     cow006 beat                                   # the scheduler and reaper (one per arena)
 
 ``worker`` and ``beat`` find the arena through COW006_BROKER_URL and COW006_DATABASE_URL
@@ -23,7 +24,7 @@ import typer
 
 from cow006_platform import cli as platform_cli
 
-from . import health
+from . import health, httpserver
 
 # Celery, FastAPI and uvicorn are imported inside the commands that need them: ``cow006
 # match`` and the admin commands start as fast as before.
@@ -58,6 +59,29 @@ def _check_sandbox() -> None:
         _fail(done.stderr.strip() or f"the sandbox probe failed ({done.returncode})")
 
 
+def worker_queues(spec: str | None) -> list[str]:
+    """The queues of ``--queues``: work classes by name (``ladder``) or queue
+    (``cow006.ladder``), comma-separated; all of them (and the old ``cow006``) when empty."""
+    from cow006_platform.workclasses import DEFAULT_WORKER_QUEUES, LEGACY_QUEUE, WORK_QUEUES
+
+    if not spec or not spec.strip():
+        return list(DEFAULT_WORKER_QUEUES)
+    known = {q: q for q in (*WORK_QUEUES, LEGACY_QUEUE)}
+    known.update({q.removeprefix("cow006."): q for q in WORK_QUEUES})
+    out: list[str] = []
+    for name in (part.strip() for part in spec.split(",")):
+        if not name:
+            continue
+        if name not in known:
+            names = ", ".join(q.removeprefix("cow006.") for q in WORK_QUEUES)
+            _fail(f"--queues: {name!r} is not a work class (the classes are {names})")
+        if known[name] not in out:
+            out.append(known[name])
+    if not out:
+        _fail("--queues names no work class")
+    return out
+
+
 def worker_command(
     concurrency: Annotated[
         int,
@@ -74,11 +98,21 @@ def worker_command(
     loglevel: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
     logfile: Annotated[str | None, typer.Option(help="Log to this file.")] = None,
     hostname: Annotated[str | None, typer.Option(help="The worker's node name.")] = None,
+    queues: Annotated[
+        str | None,
+        typer.Option(
+            "--queues",
+            "-Q",
+            help="Work classes to take, comma-separated: validate, ladder, challenge "
+            "(default: all of them, in turn).",
+        ),
+    ] = None,
     supervised: Annotated[bool, typer.Option("--supervised", hidden=True)] = False,
 ) -> None:
     """Join the arena as a worker: play matches, validate uploads (Celery)."""
     from . import reaper
 
+    chosen = worker_queues(queues)  # a typo fails before the sandbox probe
     _check_sandbox()
     if not supervised:
         # This process stays as the worker's reaping parent (reaper.supervise); the worker
@@ -86,14 +120,14 @@ def worker_command(
         argv = [sys.executable, "-m", "cow006_workers", *sys.argv[1:], "--supervised"]
         raise typer.Exit(reaper.supervise(argv))
 
-    from .celery_app import QUEUE, app
+    from .celery_app import app
 
     argv = [
         "worker",
         f"--concurrency={concurrency}",
         f"--pool={pool}",
         f"--loglevel={loglevel}",
-        f"--queues={QUEUE}",
+        f"--queues={','.join(chosen)}",
         "--without-gossip",
         "--without-mingle",
     ]
@@ -154,14 +188,19 @@ def serve_command(
 
 
 def api_command(
-    host: Annotated[str, typer.Option(help="The address the API and pages listen on.")] = (
-        "0.0.0.0"
-    ),
+    host: Annotated[
+        str,
+        typer.Option(
+            help="The address the API and pages listen on (0.0.0.0: every interface, as a "
+            "container needs)."
+        ),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Their port.")] = 8000,
     workers: Annotated[
         int, typer.Option("--workers", "-w", min=1, help="uvicorn worker processes.")
     ] = 1,
     loglevel: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+    access_log: Annotated[bool, typer.Option(help="Log every request (uvicorn).")] = True,
 ) -> None:
     """Serve the API and pages in production: migrate the database, then run uvicorn.
 
@@ -170,8 +209,6 @@ def api_command(
     date here, once, before any uvicorn process starts: several processes (or replicas)
     migrating at the same moment would race on the migration table.
     """
-    import uvicorn
-
     from cow006_platform import db
     from cow006_platform.app import prepare_database
     from cow006_platform.settings import Settings
@@ -182,14 +219,9 @@ def api_command(
         prepare_database(settings, engine)
     finally:
         engine.dispose()
-    uvicorn.run(
-        "cow006_workers.serve:api_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=loglevel,
-    )
+    # Header and keep-alive timeouts, connection and header caps, /metrics on its own
+    # address if so set (httpserver).
+    httpserver.run_api(host, port, workers, loglevel, access_log=access_log)
 
 
 def build_app() -> typer.Typer:

@@ -70,6 +70,9 @@ def ensure_demo(
             )
             session.add(ladder)
             session.flush()
+        # The built-ins are all the arena's own: its tables must be allowed to seat several
+        # of them (a ladder made before the flag existed gets it too).
+        ladder.allow_same_owner = True
         demo = Demo(ladder.id)
         for name in bots:
             version = _ensure_bot(session, settings, user.id, name)

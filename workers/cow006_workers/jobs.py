@@ -31,7 +31,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 
 from cow006 import sandbox as cow_sandbox
-from cow006_platform import execution, results
+from cow006_platform import execution, results, workclasses
 from cow006_platform.db import session_scope
 from cow006_platform.models import AgentVersion, Match, MatchKind, VersionStatus
 
@@ -142,7 +142,13 @@ def run_match(
     try:
         with heartbeat:
             log, stderr = execution.play(
-                plan.paths, plan.labels, plan.seed, plan.limits, sb, on_start=heartbeat.watch
+                plan.paths,
+                plan.labels,
+                plan.seed,
+                plan.limits,
+                sb,
+                on_start=heartbeat.watch,
+                cpu=plan.cpu,
             )
     except Exception as exc:
         error = exc
@@ -158,13 +164,18 @@ def run_match(
         return Outcome("lost")
     if error is not None:
         logger.error("match %s could not be played", match_id, exc_info=error)
-        execution.fail_claim(factory, claim, execution.error_sentence(error))
+        # An error while the bots played may be a bot's: it counts against the table's
+        # versions (cow006_platform.suspension).
+        execution.fail_claim(
+            factory, claim, execution.error_sentence(error), blame=settings.suspend_after
+        )
         _settled(match_id, "failed", started, error=execution.error_sentence(error))
         return Outcome("failed")
     try:
         stored = execution.finish_claim(factory, claim, log, stderr)
     except DBAPIError:
-        # The result is lost with this run; the lease runs out and the match is run again.
+        # The database is away (a refused value is stored with the bots' text replaced by
+        # finish_claim itself): the lease runs out and the match is run again.
         logger.exception("match %s: cannot store the result; left for the reaper", match_id)
         return Outcome("deferred")
     except Exception as exc:  # a log that does not replay, ...
@@ -192,7 +203,8 @@ def follow_up(
     *,
     rng: random.Random | None = None,
 ) -> list[int]:
-    """After a match: a league's next round, a ladder's refill; the matches created, sent."""
+    """After a match: a league's next round, a ladder's refill, held challenges admitted to a
+    slot that came free (``workclasses``); the matches created or admitted, sent."""
     created: list[int] = []
     try:
         created += execution.after_match(ctx.session_factory, match_id)
@@ -210,6 +222,10 @@ def follow_up(
             )
     except Exception:  # the scheduler's next tick does the same work
         logger.exception("the work after match %s failed", match_id)
+    try:
+        created += workclasses.release_challenges(ctx.session_factory, ctx.settings)
+    except Exception:  # the scheduler's next tick does the same work
+        logger.exception("cannot admit held challenges after match %s", match_id)
     if created:
         send_matches(created)
     return created

@@ -6,7 +6,9 @@ running, with the tables ``matchmaking.plan_matches`` picks from the ladder's ac
 version that has neither played nor been queued yet (a new entry, a version switch) gets its
 placement match even when the queue is full: a newcomer waits for nothing.  The ladder row is
 locked while the queue is counted and filled, so two refills (the beat's tick, a worker that
-just finished a match of the ladder) never overfill it.
+just finished a match of the ladder) never overfill it.  A suspended version
+(``cow006_platform.suspension``: its matches kept failing) is left out, and a version's failed
+matches in a row count as matches it has queued, so it is never placed as a newcomer.
 
 ``schedule_tick`` (the beat's ``cow006.schedule``) refills every open ladder and starts the
 next round of every running league whose current round is settled (a backstop: the worker
@@ -35,7 +37,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006_platform import changes, leagues, locks, results
+from cow006_platform import changes, leagues, locks, results, workclasses
 from cow006_platform.db import session_scope
 from cow006_platform.execution import aware
 from cow006_platform.models import (
@@ -92,6 +94,7 @@ def ladder_candidates(session: Session, ladder: Ladder) -> list[Candidate]:
             Rating.sigma,
             Rating.matches,
             Rating.last_played_at,
+            AgentVersion.consecutive_failures,
         )
         .join(Agent, Agent.id == LadderEntry.agent_id)
         .join(AgentVersion, AgentVersion.id == LadderEntry.version_id)
@@ -104,6 +107,8 @@ def ladder_candidates(session: Session, ladder: Ladder) -> list[Candidate]:
             LadderEntry.active.is_(True),
             Agent.disabled.is_(False),
             AgentVersion.status == VersionStatus.active,
+            # A version whose matches keep failing is out of the tables (suspension).
+            AgentVersion.suspended_at.is_(None),
         )
         .order_by(LadderEntry.version_id)
     ).all()
@@ -124,9 +129,11 @@ def ladder_candidates(session: Session, ladder: Ladder) -> list[Candidate]:
             sigma=sigma if sigma is not None else ladder.sigma,
             games=games or 0,
             last_played=_epoch(last),
-            queued=int(queued.get(vid, 0)),
+            # Failed matches in a row count as matches still queued: a version whose matches
+            # fail is no newcomer to place first (it has no game) and is picked less often.
+            queued=int(queued.get(vid, 0)) + int(failures or 0),
         )
-        for vid, aid, oid, mu, sigma, games, last in rows
+        for vid, aid, oid, mu, sigma, games, last, failures in rows
     ]
 
 
@@ -175,6 +182,8 @@ def refill_ladder(
             depth - int(in_flight or 0),
             rng,
             utcnow().timestamp(),
+            # One owner's versions share a table only where the ladder allows it (collusion).
+            distinct_owners=not ladder.allow_same_owner,
         )
         if not tables:
             return []
@@ -198,10 +207,15 @@ def plan_table_list(
     count: int,
     rng: random.Random,
     now: float,
+    *,
+    distinct_owners: bool = False,
 ) -> list[list[Candidate]]:
     """``count`` tables (``matchmaking.plan_matches``), plus one more for each version still
-    waiting for its placement match (no game, nothing queued) that those did not seat."""
-    tables = plan_matches(candidates, players, max(0, count), rng, now)
+    waiting for its placement match (no game, nothing queued) that those did not seat.
+    With ``distinct_owners`` no table seats two versions of one owner."""
+    tables = plan_matches(
+        candidates, players, max(0, count), rng, now, distinct_owners=distinct_owners
+    )
     queued = {c.version_id: c.queued for c in candidates}
     for table in tables:
         for c in table:
@@ -212,7 +226,7 @@ def plan_table_list(
         pool = [replace(c, queued=queued[c.version_id]) for c in candidates]
         if not any(c.games <= 0 and c.queued <= 0 for c in pool):
             break
-        extra = plan_matches(pool, players, 1, rng, now)
+        extra = plan_matches(pool, players, 1, rng, now, distinct_owners=distinct_owners)
         if not extra:
             break
         by_id = {c.version_id: c for c in candidates}
@@ -258,6 +272,10 @@ def schedule_tick(
         except Exception:  # one ladder's problem must not stop the others
             logger.exception("ladder %s: cannot refill its queue", ladder_id)
     work.matches += advance_leagues(session_factory)
+    try:  # the backstop of the admissions after each match (workclasses)
+        work.matches += workclasses.release_challenges(session_factory, settings)
+    except Exception:
+        logger.exception("cannot admit held challenges")
     return work
 
 
@@ -281,6 +299,8 @@ def reap(session_factory: sessionmaker[Session], settings: Settings) -> Work:
             select(Match.id)
             .where(
                 Match.status == MatchStatus.queued,
+                # A held challenge is in no queue yet: workclasses admits it, not the reaper.
+                Match.held.is_(False),
                 or_(
                     Match.lease_expires_at < now,
                     and_(Match.lease_expires_at.is_(None), Match.created_at < now - requeue),
@@ -318,6 +338,8 @@ def reap(session_factory: sessionmaker[Session], settings: Settings) -> Work:
                 )
                 match.status = MatchStatus.queued
             elif match.status is MatchStatus.queued:
+                if match.held:
+                    continue
                 due = expires or (aware(match.created_at) or now) + requeue
                 if due >= now:
                     continue

@@ -4,7 +4,8 @@ It brings the database schema up to date, makes sure the demo content exists (th
 bots in the ``demo`` ladder, ``demo.ensure_demo``), then starts three child processes and
 watches them:
 
-* the API and web pages: uvicorn with ``api_app`` (``create_app`` with a ``CeleryExecutor``);
+* the API and web pages: ``cow006 api`` (uvicorn with ``api_app``, ``create_app`` with a
+  ``CeleryExecutor``, and the limits of ``httpserver``);
 * a worker pool: ``cow006 worker`` (Celery, sandboxed matches);
 * the scheduler: ``cow006 beat`` (the ladder refills and the reaper).
 
@@ -65,22 +66,20 @@ def _cow006(*args: str) -> list[str]:
 
 def children(host: str, port: int, workers: int, loglevel: str) -> list[Child]:
     return [
+        # ``cow006 api``: uvicorn with the served limits (httpserver); its migration is a
+        # no-op by then.
         Child(
             "api",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "cow006_workers.serve:api_app",
-                "--factory",
+            _cow006(
+                "api",
                 "--host",
                 host,
                 "--port",
                 str(port),
-                "--log-level",
+                "--loglevel",
                 loglevel,
                 "--no-access-log",
-            ],
+            ),
         ),
         Child("worker", _cow006("worker", "--concurrency", str(workers), "--loglevel", loglevel)),
         Child("scheduler", _cow006("beat", "--loglevel", loglevel)),

@@ -19,9 +19,12 @@ import logging
 from typing import Any
 
 from celery.signals import after_setup_logger, after_setup_task_logger
+from sqlalchemy import select
 
-from cow006_platform import logs
-from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK
+from cow006_platform import logs, workclasses
+from cow006_platform.db import session_scope
+from cow006_platform.executor import RUN_MATCH_TASK, VALIDATE_TASK
+from cow006_platform.models import Match
 from cow006_platform.settings import Settings
 
 from . import jobs, scheduler
@@ -43,15 +46,31 @@ def _structured_logs(logger: logging.Logger, **_: Any) -> None:
     logs.apply_formatter(logger, Settings())
 
 
+def match_queues(match_ids: list[int]) -> dict[int, str]:
+    """Each match's queue, from its kind (``workclasses.queue_for_match``)."""
+    if not match_ids:
+        return {}
+    try:
+        with session_scope(get_context().session_factory) as session:
+            kinds = dict(
+                session.execute(select(Match.id, Match.kind).where(Match.id.in_(match_ids))).all()
+            )
+    except Exception:  # the database is away: the ladder's queue, the reaper sorts it out
+        logger.exception("cannot read the kinds of matches %s", match_ids)
+        kinds = {}
+    return {mid: workclasses.queue_for_match(kinds.get(mid)) for mid in match_ids}
+
+
 def send_matches(match_ids: list[int]) -> None:
-    """Send a ``run_match`` task per match (rows committed already)."""
-    for match_id in match_ids:
-        app.send_task(RUN_MATCH_TASK, args=[match_id], queue=QUEUE)
+    """Send a ``run_match`` task per match (rows committed already), each to its work
+    class's queue."""
+    for match_id, queue in match_queues(match_ids).items():
+        app.send_task(RUN_MATCH_TASK, args=[match_id], queue=queue)
 
 
 def send_validations(version_ids: list[int]) -> None:
     for version_id in version_ids:
-        app.send_task(VALIDATE_TASK, args=[version_id], queue=QUEUE)
+        app.send_task(VALIDATE_TASK, args=[version_id], queue=workclasses.VALIDATE_QUEUE)
 
 
 @app.task(name=RUN_MATCH_TASK, ignore_result=True)
@@ -68,7 +87,8 @@ def validate_version(version_id: int) -> str:
 
 @app.task(name=SCHEDULE_TASK, ignore_result=True)
 def schedule() -> int:
-    """Refill every open ladder's queue and start leagues' next rounds; matches sent."""
+    """Refill every open ladder's queue, start leagues' next rounds, admit held challenges;
+    matches sent."""
     ctx = get_context()
     work = scheduler.schedule_tick(ctx.session_factory, ctx.settings)
     send_matches(work.matches)

@@ -10,17 +10,16 @@ from __future__ import annotations
 import hashlib
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, File, HTTPException, Response, UploadFile, status
+from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import JSONResponse
 from sqlalchemy import Select, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from .. import ratings, storage
+from .. import limits, ratings, storage, throttle, workclasses
 from ..deps import (
-    AdminUser,
     CurrentUser,
     ExecutorDep,
     IdPath,
@@ -76,6 +75,7 @@ def agents_query() -> Select[Any]:
         Agent.owner_id,
         User.name.label("owner"),
         Agent.disabled,
+        Agent.accepts_challenges,
         Agent.created_at,
         select(func.count(v.id)).where(mine).scalar_subquery().label("versions"),
         select(func.max(v.number)).where(mine).scalar_subquery().label("latest_version"),
@@ -138,11 +138,18 @@ def get_agent(agent_id: IdPath, session: SessionDep) -> Response:
 
 @router.patch("/{agent_id}", response_model=AgentOut, responses={**ERR_403, **ERR_404})
 def update_agent(
-    agent_id: IdPath, body: AgentUpdate, _admin: AdminUser, session: SessionDep
+    agent_id: IdPath, body: AgentUpdate, user: CurrentUser, session: SessionDep
 ) -> Response:
-    """Disable or re-enable an agent (admins only)."""
+    """Disable or re-enable an agent (admins only); accept or refuse other users'
+    challenges against it (its owner, or an admin)."""
     agent = get_or_404(session, Agent, agent_id, "agent")
-    agent.disabled = body.disabled
+    if body.disabled is not None and not user.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "admins only")
+    if body.accepts_challenges is not None:
+        require_owner(agent, user)
+        agent.accepts_challenges = body.accepts_challenges
+    if body.disabled is not None:
+        agent.disabled = body.disabled
     session.commit()
     return respond(agent_out(session, agent.id))
 
@@ -159,16 +166,16 @@ def update_agent(
         **ERR_404,
         **ERR_429,
     },
+    openapi_extra=limits.UPLOAD_BODY,
 )
 def upload_version(
     agent_id: IdPath,
-    file: Annotated[
-        UploadFile, File(description="A bot: one .py file, or a .zip with bot.py at its root.")
-    ],
+    request: Request,
     user: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
     executor: ExecutorDep,
+    upload: limits.UploadDep,
 ) -> Response:
     """Upload a new version (owner only).  It starts ``pending``; validation then makes it
     ``active`` or ``rejected`` (with a reason only the owner sees)."""
@@ -187,13 +194,15 @@ def upload_version(
             status.HTTP_429_TOO_MANY_REQUESTS,
             f"at most {settings.uploads_per_day} uploads a day; try again later",
         )
-    # Read one byte past the cap so an oversized upload is refused without reading it all.
-    data = file.file.read(settings.max_upload_bytes + 1)
-    if len(data) > settings.max_upload_bytes:
-        raise HTTPException(
-            status.HTTP_413_CONTENT_TOO_LARGE,
-            f"an upload is at most {settings.max_upload_bytes} bytes",
-        )
+    # The same cap per client address, whatever the accounts behind it (workclasses).
+    address = throttle.client_address(request)
+    refusal = workclasses.upload_refusal(session, settings, address)
+    if refusal is not None:
+        headers = {"Retry-After": str(refusal.retry_after)} if refusal.retry_after else None
+        raise HTTPException(refusal.status, refusal.message, headers=headers)
+    # The body was read by ``upload`` after the token was checked, on the event loop (a slow
+    # sender holds no thread nor connection; limits.py), capped by limits.RequestLimits.
+    filename, data = upload.filename, upload.data
     # Storage addresses uploads by the sha256 of their bytes: a duplicate is found unpacked.
     existing = session.scalar(
         select(AgentVersion).where(
@@ -204,10 +213,11 @@ def upload_version(
     if existing is not None:
         return _duplicate(agent, existing)
     try:
-        stored = storage.store_upload(settings, file.filename or "", data)
+        stored = storage.store_upload(settings, filename, data)
     except storage.UploadError as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(exc)) from exc
     version = add_version(session, agent.id, stored)
+    version.uploaded_from = address
     try:
         session.commit()
     except IntegrityError as exc:  # a concurrent upload took the number, or the same file

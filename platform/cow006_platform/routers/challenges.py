@@ -1,22 +1,24 @@
 """/api/challenges: any user may pit 2 to 10 active versions against each other, unrated.
 
-Challenges are rate-limited per user per hour (``settings.challenges_per_hour``): each runs
-real bot processes on the arena's workers.
+Each challenge runs real bot processes on the arena's workers, so asking is capped
+(``workclasses.challenge_refusal``): per user and per client address, in the hour and as
+challenges waiting or being played, in all, and per version of another owner, who may also
+refuse challenges altogether (``Agent.accepts_challenges``).  Over a cap: 429, one sentence,
+``Retry-After``.  A challenge is created held and admitted to the workers' challenge queue a
+few at a time (``workclasses.admit_challenges``): a flood of them never starves the ladders.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from fastapi import APIRouter, HTTPException, Response, status
-from sqlalchemy import func, select
+from fastapi import APIRouter, HTTPException, Request, Response, status
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .. import results
+from .. import results, throttle, workclasses
 from ..deps import CurrentUser, ExecutorDep, SessionDep, SettingsDep
-from ..models import Agent, AgentVersion, Match, MatchKind, VersionStatus, utcnow
+from ..models import Agent, AgentVersion, MatchKind, VersionStatus
 from ..schemas import ChallengeCreate, MatchOut
-from .common import ERR_404, ERR_409, ERR_429, conflict, get_or_404, respond
+from .common import ERR_403, ERR_404, ERR_409, ERR_429, conflict, get_or_404, respond
 from .matches import match_outs
 
 router = APIRouter(prefix="/challenges", tags=["challenges"])
@@ -50,34 +52,36 @@ def _versions(session: Session, body: ChallengeCreate) -> list[int]:
     return out
 
 
+def _refuse(refusal: workclasses.Refusal | None) -> None:
+    """Raise the refusal's 429 (or 403) with ``Retry-After``, if there is one."""
+    if refusal is not None:
+        headers = {"Retry-After": str(refusal.retry_after)} if refusal.retry_after else None
+        raise HTTPException(refusal.status, refusal.message, headers=headers)
+
+
 @router.post(
     "",
     response_model=MatchOut,
     status_code=status.HTTP_201_CREATED,
-    responses={**ERR_404, **ERR_409, **ERR_429},
+    responses={**ERR_403, **ERR_404, **ERR_409, **ERR_429},
 )
 def create_challenge(
     body: ChallengeCreate,
+    request: Request,
     user: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
     executor: ExecutorDep,
 ) -> Response:
-    """Play an unrated match between the given versions (or the agents' newest active ones)."""
-    since = utcnow() - timedelta(hours=1)
-    recent = session.scalar(
-        select(func.count(Match.id)).where(
-            Match.kind == MatchKind.challenge,
-            Match.requested_by == user.id,
-            Match.created_at >= since,
-        )
-    )
-    if (recent or 0) >= settings.challenges_per_hour:
-        raise HTTPException(
-            status.HTTP_429_TOO_MANY_REQUESTS,
-            f"at most {settings.challenges_per_hour} challenges an hour; try again later",
-        )
+    """Play an unrated match between the given versions (or the agents' newest active ones).
+
+    It waits in the challenge queue; over a cap (per user, per address, in all, per opponent
+    version, or an owner who refuses challenges), 429 with a sentence and ``Retry-After``."""
+    address = throttle.client_address(request)
+    # The caps that need no versions first: a flood's refusals cost a few indexed counts.
+    _refuse(workclasses.challenge_refusal(session, settings, user.id, address))
     version_ids = _versions(session, body)
+    _refuse(workclasses.opponent_refusal(session, settings, user.id, version_ids))
     match = results.create_match(
         session,
         kind=MatchKind.challenge,
@@ -86,6 +90,14 @@ def create_challenge(
         seed=body.seed,
         requested_by=user.id,
     )
+    match.requested_from = address
+    match.held = True  # in the database only, until workclasses admits it
     session.commit()
-    executor.submit_match(match.id)
-    return respond(match_outs(session, [match])[0], status.HTTP_201_CREATED)
+    admitted = workclasses.admit_challenges(session, settings)
+    session.commit()
+    for match_id in admitted:
+        executor.submit_match(match_id, kind=MatchKind.challenge)
+    session.refresh(match)
+    # The seed stays hidden from the challenger too (admins aside) until the match is over,
+    # even one the challenger chose: the answer has the same shape either way.
+    return respond(match_outs(session, [match], admin=user.is_admin)[0], status.HTTP_201_CREATED)

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .. import leagues as league_service
-from ..deps import AdminUser, ExecutorDep, IdPath, PagingDep, SessionDep
+from ..deps import AdminUser, ExecutorDep, IdPath, OptionalUser, PagingDep, SessionDep
 from ..models import (
     Agent,
     AgentVersion,
@@ -41,13 +41,16 @@ from ..schemas import (
     Standings,
 )
 from .common import ERR_403, ERR_404, ERR_409, conflict, get_or_404, page_rows, respond
-from .matches import match_outs
+from .matches import is_admin, match_outs
 
 router = APIRouter(prefix="/leagues", tags=["leagues"])
 
 
-def _league_outs(session: Session, leagues: Sequence[League]) -> list[LeagueOut]:
-    """Leagues with entrants and progress, in two queries for the lot."""
+def _league_outs(
+    session: Session, leagues: Sequence[League], *, admin: bool = False
+) -> list[LeagueOut]:
+    """Leagues with entrants and progress, in two queries for the lot; the league's seed
+    (every match seed of the league derives from it) only for admins until it finished."""
     ids = [lg.id for lg in leagues]
     entrants: dict[int, list[LeagueEntrantOut]] = {i: [] for i in ids}
     for league_id, vid, number, agent_id, agent, owner_id, owner in session.execute(
@@ -95,7 +98,7 @@ def _league_outs(session: Session, leagues: Sequence[League]) -> list[LeagueOut]
             queued=c.get(MatchStatus.queued, 0),
             running=c.get(MatchStatus.running, 0),
         )
-        out.append(LeagueOut.of(lg, entrants[lg.id], progress))
+        out.append(LeagueOut.of(lg, entrants[lg.id], progress, admin=admin))
     return out
 
 
@@ -131,15 +134,15 @@ def create_league(body: LeagueCreate, _admin: AdminUser, session: SessionDep) ->
     except IntegrityError as exc:
         session.rollback()
         raise conflict(f"the league name {body.name!r} is taken") from exc
-    return respond(_league_outs(session, [league])[0], status.HTTP_201_CREATED)
+    return respond(_league_outs(session, [league], admin=True)[0], status.HTTP_201_CREATED)
 
 
 @router.get("", response_model=Page[LeagueOut])
-def list_leagues(session: SessionDep, paging: PagingDep) -> Response:
+def list_leagues(session: SessionDep, paging: PagingDep, user: OptionalUser = None) -> Response:
     leagues, total = page_rows(session, select(League).order_by(League.id), paging)
     return respond(
         Page(
-            items=_league_outs(session, leagues),
+            items=_league_outs(session, leagues, admin=is_admin(user)),
             total=total,
             limit=paging.limit,
             offset=paging.offset,
@@ -148,9 +151,9 @@ def list_leagues(session: SessionDep, paging: PagingDep) -> Response:
 
 
 @router.get("/{league_id}", response_model=LeagueOut, responses=ERR_404)
-def get_league(league_id: IdPath, session: SessionDep) -> Response:
+def get_league(league_id: IdPath, session: SessionDep, user: OptionalUser = None) -> Response:
     league = get_or_404(session, League, league_id, "league")
-    return respond(_league_outs(session, [league])[0])
+    return respond(_league_outs(session, [league], admin=is_admin(user))[0])
 
 
 @router.post(
@@ -167,18 +170,20 @@ def start_league(
     session.commit()
     for match in matches:
         executor.submit_match(match.id)
-    return respond(_league_outs(session, [league])[0])
+    return respond(_league_outs(session, [league], admin=True)[0])
 
 
 @router.get("/{league_id}/schedule", response_model=Page[MatchOut], responses=ERR_404)
-def schedule(league_id: IdPath, session: SessionDep, paging: PagingDep) -> Response:
+def schedule(
+    league_id: IdPath, session: SessionDep, paging: PagingDep, user: OptionalUser = None
+) -> Response:
     """The league's matches, round by round."""
     get_or_404(session, League, league_id, "league")
     query = select(Match).where(Match.league_id == league_id).order_by(Match.league_round, Match.id)
     matches, total = page_rows(session, query, paging)
     return respond(
         Page(
-            items=match_outs(session, matches),
+            items=match_outs(session, matches, admin=is_admin(user)),
             total=total,
             limit=paging.limit,
             offset=paging.offset,

@@ -1,6 +1,9 @@
 """/api/matches: every match (ladder, league, challenge), its log, and each seat's stderr.
 
-Matches and logs are public; a bot's stderr is its owner's business (and the admins').
+Matches and logs are public; a bot's stderr is its owner's business (and the admins').  The
+seed of a match not finished yet is shown to admins only (``schemas.visible_seed``): it fixes
+the deals, so anyone else could compute every hand of a match being played.  Answers to
+anonymous callers (the ones the page cache keeps) therefore never hold it.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from .. import results
-from ..deps import CurrentUser, IdPath, IdQuery, PagingDep, SessionDep
+from ..deps import CurrentUser, IdPath, IdQuery, OptionalUser, PagingDep, SessionDep
 from ..models import Agent, AgentVersion, Match, MatchKind, MatchSeat, MatchStatus, User
-from ..schemas import MAX_PLAYERS, MatchOut, Page, SeatOut, StderrOut, as_utc
+from ..schemas import MAX_PLAYERS, MatchOut, Page, SeatOut, StderrOut, as_utc, visible_seed
 from .common import ERR_403, ERR_404, count, get_or_404, respond, respond_page
 
 router = APIRouter(prefix="/matches", tags=["matches"])
@@ -78,8 +81,11 @@ def _seat_dicts(session: Session, ids: Select[Any] | list[int]) -> dict[int, lis
     return seats
 
 
-def match_dicts(session: Session, matches: Sequence[Any], ids: Select[Any]) -> list[dict[str, Any]]:
-    """A page of matches (rows of ``MATCH_COLUMNS``) as dicts in MatchOut's shape.
+def match_dicts(
+    session: Session, matches: Sequence[Any], ids: Select[Any], *, admin: bool = False
+) -> list[dict[str, Any]]:
+    """A page of matches (rows of ``MATCH_COLUMNS``) as dicts in MatchOut's shape (the seed
+    as ``visible_seed`` allows).
 
     ``ids`` gives the page's ids as a query: the seats query then has the same text for every
     page, which PostgreSQL prepares once and never plans again (a 50-value IN list took
@@ -91,6 +97,7 @@ def match_dicts(session: Session, matches: Sequence[Any], ids: Select[Any]) -> l
     out = []
     for m in matches:
         item = m._asdict()
+        item["seed"] = visible_seed(m.status, m.seed, admin)
         started, finished = m.started_at, m.finished_at
         item["duration"] = (
             (as_utc(finished) - as_utc(started)).total_seconds()
@@ -102,12 +109,18 @@ def match_dicts(session: Session, matches: Sequence[Any], ids: Select[Any]) -> l
     return out
 
 
-def match_outs(session: Session, matches: Sequence[Any]) -> list[MatchOut]:
-    """Matches (ORM objects or rows) with their participants, in one query for the seats."""
+def match_outs(session: Session, matches: Sequence[Any], *, admin: bool = False) -> list[MatchOut]:
+    """Matches (ORM objects or rows) with their participants, in one query for the seats;
+    the seed of an unfinished match only for ``admin``."""
     if not matches:
         return []
     seats = _seat_dicts(session, [m.id for m in matches])
-    return [MatchOut.of(m, [SeatOut(**d) for d in seats[m.id]]) for m in matches]
+    return [MatchOut.of(m, [SeatOut(**d) for d in seats[m.id]], admin=admin) for m in matches]
+
+
+def is_admin(user: Any) -> bool:
+    """Whether the caller (a User, or None for anonymous) sees what only admins see."""
+    return bool(user is not None and user.is_admin)
 
 
 @router.get("", response_model=Page[MatchOut])
@@ -120,6 +133,7 @@ def list_matches(
     league_id: IdQuery = None,
     match_status: Annotated[MatchStatus | None, Query(alias="status")] = None,
     kind: MatchKind | None = None,
+    user: OptionalUser = None,
 ) -> Response:
     """Matches, newest first, filtered by any of agent, version, ladder, league, status, kind."""
     match_filter = []
@@ -151,13 +165,14 @@ def list_matches(
     matches = session.execute(
         select(*MATCH_COLUMNS).where(Match.id.in_(page)).order_by(Match.id.desc())
     ).all()
-    return respond_page(MatchOut, match_dicts(session, matches, page), total, paging)
+    items = match_dicts(session, matches, page, admin=is_admin(user))
+    return respond_page(MatchOut, items, total, paging)
 
 
 @router.get("/{match_id}", response_model=MatchOut, responses=ERR_404)
-def get_match(match_id: IdPath, session: SessionDep) -> Response:
+def get_match(match_id: IdPath, session: SessionDep, user: OptionalUser = None) -> Response:
     match = get_or_404(session, Match, match_id, "match")
-    return respond(match_outs(session, [match])[0])
+    return respond(match_outs(session, [match], admin=is_admin(user))[0])
 
 
 @router.get(

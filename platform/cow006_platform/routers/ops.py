@@ -7,7 +7,11 @@ orchestrators and Prometheus, not for API clients):
   checked, each within a few seconds; 200 ``{"status": "ready", "checks": {...}}``, or 503
   with ``"status": "unavailable"``, each check's result and one sentence saying what failed.
 * ``GET /metrics``: Prometheus text format, from the database (``cow006_platform.metrics``)
-  plus this process's HTTP request metrics.
+  plus this process's HTTP request metrics.  Who may read it is ``settings.metrics``:
+  ``token`` (the default: ``Authorization: Bearer`` with ``metrics_token`` or an admin's API
+  token), ``open``, or ``bind`` (served only on the address ``metrics_bind``, which
+  ``cow006 api`` listens on besides the API's: nothing else is served there, and /metrics is
+  a 404 on the API's address).
 
 ``install`` adds the router, the metrics registry and the request-metrics middleware to an
 app (``app.create_app`` calls it).
@@ -15,14 +19,15 @@ app (``app.create_app`` calls it).
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Request, status
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from .. import readiness
+from .. import deps, readiness
 from ..metrics import HttpMetrics, PageCacheCollector, registry_for
 from ..settings import Settings
 
@@ -61,9 +66,47 @@ def _metrics_text(registry: CollectorRegistry) -> bytes:
     return generate_latest(registry)
 
 
+def metrics_port(settings: Settings) -> int | None:
+    """The port /metrics is served on when ``settings.metrics`` is ``bind``."""
+    if settings.metrics != "bind":
+        return None
+    return int(settings.metrics_bind.rpartition(":")[2])
+
+
+def _on_metrics_port(scope: Any, port: int) -> bool:
+    server = scope.get("server")
+    return bool(server) and server[1] == port
+
+
+async def _allowed(request: Request, settings: Settings) -> None:
+    """Refuse a /metrics read the settings do not allow (see the module)."""
+    if settings.metrics == "open":
+        return
+    if settings.metrics == "bind":
+        port = metrics_port(settings)
+        if port is None or not _on_metrics_port(request.scope, port):
+            raise HTTPException(status.HTTP_404_NOT_FOUND, "Not Found")
+        return
+    values = request.headers.getlist("authorization")
+    token = deps.bearer_token(values) if values else None
+    secret = settings.metrics_token
+    if token is not None and secret and hmac.compare_digest(token.encode(), secret.encode()):
+        return
+    user = await deps.optional_user(request)  # 401 for a bad token, 429 past the limit
+    if user is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "/metrics needs the metrics token or an admin's API token (Authorization: Bearer)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not user.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "admins only")
+
+
 @router.get("/metrics")
 async def metrics(request: Request) -> Response:
     """Prometheus text format (the database snapshot is cached; see cow006_platform.metrics)."""
+    await _allowed(request, request.app.state.settings)
     registry: CollectorRegistry = request.app.state.metrics_registry
     # The snapshot queries the database: off the event loop.
     body = await anyio.to_thread.run_sync(_metrics_text, registry)
@@ -82,4 +125,26 @@ def install(app: FastAPI) -> None:
     if app.state.page_cache is not None:
         registry.register(PageCacheCollector(app.state.page_cache))
     app.add_middleware(HttpMetrics, registry=registry)
+    port = metrics_port(settings)
+    if port is not None:
+        app.add_middleware(MetricsOnly, port=port)
     app.include_router(router)
+
+
+class MetricsOnly:
+    """ASGI middleware: on the metrics address, nothing but ``GET /metrics`` (a 404)."""
+
+    def __init__(self, app: Any, port: int) -> None:
+        self.app = app
+        self.port = port
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] == "http"
+            and _on_metrics_port(scope, self.port)
+            and scope["path"] != "/metrics"
+        ):
+            response = JSONResponse({"detail": "Not Found"}, status_code=404)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)

@@ -11,8 +11,9 @@
 ``best``        the strongest built-in (an alias of ``montecarlo``)
 =============  ==========================================================================
 
-Every bot's randomness comes from a generator seeded in ``on_match_start`` from the match's
-agent seed, so a match of built-ins is reproducible from the match seed.
+Every bot's randomness comes from a generator seeded in ``on_match_start`` from its agent
+seed (``MatchInfo.seed``), so a match of built-ins is reproducible from the match seed and
+the agent seeds its log records.  No built-in looks at ``MatchInfo.names`` (opaque labels).
 """
 
 from __future__ import annotations

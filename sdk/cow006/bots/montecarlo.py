@@ -11,7 +11,8 @@ less noisy than the totals themselves.
 The simulation keeps a row as three numbers (last card, length, heads): that is all the rules
 need, so no row lists are copied per sample.  Randomness comes only from ``self.rng``, seeded in
 ``on_match_start``; the number of samples is fixed, so a match of built-ins is reproducible from
-its seed.  ``view.time_left`` only cuts sampling short as a safety cap.
+its seeds (the match seed and the agent seeds).  ``view.time_left`` only cuts sampling short
+as a safety cap.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The simple built-in bots: ``random``, ``lowest`` and the heuristics ``greedy`` and ``safe``.
 
-They are cheap (well under a millisecond per decision), deterministic given the match seed,
+They are cheap (well under a millisecond per decision), deterministic given their agent seeds,
 and meant as sparring partners and baselines for the Monte-Carlo bot in ``montecarlo.py``.
 
 * ``random``  plays a uniformly random card of its hand; when it must take a row it takes the
@@ -30,7 +30,7 @@ _MEAN_HEADS = sum(HEADS) / (len(HEADS) - 1)
 
 
 class SeededAgent(Agent):
-    """An agent whose randomness comes from ``self.rng``, seeded from the match seed.
+    """An agent whose randomness comes from ``self.rng``, seeded from its agent seed.
 
     Before ``on_match_start`` (an agent used outside ``play_match``) the generator is seeded
     with 0, so such use is reproducible too.

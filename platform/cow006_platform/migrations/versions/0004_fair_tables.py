@@ -1,5 +1,9 @@
 """Fair tables: ladders that allow one owner's versions at one table; secret bot seeds.
 
+``ladders.allow_same_owner`` (false for every existing ladder: matchmaking then never seats two
+versions of one owner together).  The secret bot seeds need no column: they are drawn when a
+match is played and recorded in its log (``agent_seeds``).
+
 Revision ID: 0004
 Revises: 0003
 Create Date: 2026-12-01
@@ -9,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa  # noqa: F401
-from alembic import op  # noqa: F401
+import sqlalchemy as sa
+from alembic import op
 
 revision: str = "0004"
 down_revision: str | None = "0003"
@@ -19,8 +23,14 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    pass
+    # '0' is false for both SQLite and PostgreSQL booleans.
+    op.add_column(
+        "ladders",
+        sa.Column("allow_same_owner", sa.Boolean(), server_default="0", nullable=False),
+    )
 
 
 def downgrade() -> None:
-    pass
+    # Plain ALTER TABLE DROP COLUMN (PostgreSQL, SQLite 3.35+): SQLite's batch mode would
+    # rebuild the table, and dropping the old copy cascade-deletes rows that refer to it.
+    op.execute("ALTER TABLE ladders DROP COLUMN allow_same_owner")

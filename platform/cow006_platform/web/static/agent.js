@@ -20,10 +20,34 @@
         el("td", {}, "v" + v.number),
         el("td", {}, el("code", {}, v.filename)),
         el("td", { class: "n" }, v.size + " B"),
-        el("td", { class: "status" }, Cow.badge(v.status)),
+        el(
+          "td",
+          { class: "status" },
+          Cow.badge(v.status),
+          v.suspended ? el("span", { class: "suspended" }, " suspended") : null,
+        ),
         el("td", { class: "when" }, Cow.when(v.created_at)),
       ),
     ];
+    if (v.suspended_reason) {
+      // Bot text is data: el() sets it as text, never as HTML.
+      out.push(
+        el(
+          "tr",
+          { class: "reason-row", "data-suspended-for": v.number },
+          el(
+            "td",
+            { colspan: 5 },
+            el(
+              "details",
+              { open: true },
+              el("summary", {}, "Why v" + v.number + " is suspended (only you see this)"),
+              el("pre", { class: "reason" }, v.suspended_reason),
+            ),
+          ),
+        ),
+      );
+    }
     if (v.reason) {
       out.push(
         el(
