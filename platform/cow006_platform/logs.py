@@ -102,6 +102,9 @@ def configure(settings: Settings, stream: Any = None) -> logging.Handler:
             logger = logging.getLogger(name)
             logger.handlers = [handler]
             logger.propagate = False
+            # The level is ours too: a uvicorn started before (its own log config) may have
+            # set one, and then the setting above would not be what decides.
+            logger.setLevel(logging.NOTSET)
     return handler
 
 

@@ -57,7 +57,6 @@ from cow006_platform.settings import Settings
 
 HERE = Path(__file__).resolve().parent
 TEXT_BOTS = HERE / "bots" / "text"
-PG_URL = os.environ.get("COW006_TEST_PG_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
 
 GOOD_HIGH = "def play(view):\n    return max(view.hand)\n"
 GOOD_LOW = "def play(view):\n    return min(view.hand)\n"
@@ -79,37 +78,6 @@ def _require_sandbox() -> None:
     if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
         pytest.fail(reason + " (COW006_REQUIRE_SANDBOX=1)", pytrace=False)
     pytest.skip(reason)
-
-
-def _require_pg() -> None:
-    try:
-        eng = create_engine(PG_URL, connect_args={"connect_timeout": 3})
-        with eng.connect() as conn:
-            conn.execute(text("select 1"))
-        eng.dispose()
-    except Exception as exc:
-        reason = f"PostgreSQL at {PG_URL} is not reachable ({type(exc).__name__})"
-        if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"COW006_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
-        pytest.skip(reason)
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database: a new SQLite file, or a new schema of the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'arena.db'}"
-        return
-    _require_pg()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in PG_URL else "?"
-    yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
 
 
 class Recorder:
@@ -730,7 +698,9 @@ def test_cow006_logs_and_status_print_bot_text_escaped(tmp_path: Path) -> None:
     )
     app = create_app(cfg, executor=Recorder())
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    # log_config=None: uvicorn leaves the process's logging alone (other tests read it).
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:

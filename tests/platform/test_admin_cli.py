@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cow006_platform import db, models, results
+from cow006_platform import db, models, results, workclasses
 from cow006_platform.app import create_app
 from cow006_platform.cli import build_app
 from cow006_platform.settings import Settings
@@ -238,12 +238,13 @@ def test_a_disabled_agent_is_left_out(cli_env: Settings, engines: list[Any]) -> 
 
 
 def _sent(broker_url: str) -> list[int]:
-    """The match ids of the run_match tasks waiting in the (embedded) broker, consumed."""
+    """The match ids of the run_match tasks waiting in the (embedded) broker's queue of ladder
+    and league matches, consumed."""
     from kombu import Connection
 
     out = []
     with Connection(broker_url) as conn:
-        queue = conn.SimpleQueue("cow006")
+        queue = conn.SimpleQueue(workclasses.LADDER_QUEUE)
         while True:
             try:
                 message = queue.get(timeout=0.5)

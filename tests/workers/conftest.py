@@ -10,40 +10,16 @@ test skips with one reason when a service is missing (fails with COW006_REQUIRE_
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import workertools as wt
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import db, models
 from cow006_platform.settings import Settings
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'test.db'}"
-        return
-    problem = wt._pg_problem()
-    if problem is not None:
-        reason = f"PostgreSQL at {wt.PG_URL} is not reachable ({problem})"
-        if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"COW006_REQUIRE_SERVICES=1 but {reason}")
-        pytest.skip(reason)
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(wt.PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in wt.PG_URL else "?"
-    yield f"{wt.PG_URL}{sep}options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
 
 
 @pytest.fixture
