@@ -15,8 +15,12 @@ from pathlib import Path
 
 import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
+
+from cow006.untrusted import clean_data
 
 from . import db, debris, models
 from .cache import PageCache, PublicCacheMiddleware
@@ -30,6 +34,7 @@ from .web import apidocs
 from .web import router as web_router
 
 MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
+ECHO_LIMIT = 200  # characters of a caller's input echoed back in a 422
 
 
 def prepare_database(settings: Settings, engine: Engine) -> None:
@@ -131,6 +136,14 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
     app.include_router(apidocs.router)
     ops.install(app)  # /healthz, /readyz, /metrics (outside /api and the schema)
     document_security(app)  # public operations carry no security requirement
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own 422 echoes the input, and the input is the caller's: a lone surrogate
+        # ("\\ud800", which json.loads accepts) cannot be encoded, and the answer was a 500.
+        # Every string of the errors is cleaned and bounded (a 64 KiB value is not echoed).
+        detail = clean_data(jsonable_encoder(exc.errors()), ECHO_LIMIT)
+        return JSONResponse({"detail": detail}, status_code=422)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
