@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
-	bench-abuse venv clean
+	bench-abuse venv clean docs
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest $${PYTEST_ARGS:-}
+
+# Regenerates what docs hold generated from the code (the table of settings).
+docs: $(STAMP)
+	$(PY) -m cow006_platform.settings docs/operations.md
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

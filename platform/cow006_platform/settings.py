@@ -1,15 +1,27 @@
-"""Platform settings, from COW006_* environment variables (pydantic-settings)."""
+"""Platform settings, from COW006_* environment variables (pydantic-settings).
+
+Each field's ``description`` is its documentation: docs/operations.md's table of settings is
+generated from this class (``settings_table``; ``make docs`` writes it, and a test fails when
+the table and the class disagree), so a setting cannot be added without being documented.
+"""
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Kombu's SQLAlchemy transport on an SQLite file: a broker that needs no server (one machine).
 EMBEDDED_BROKER_URL = "sqla+sqlite:///var/broker.sqlite"
+
+
+def _doc(default: Any, text: str) -> Any:
+    """A setting's default and its one-line documentation (the operator guide's table)."""
+    return Field(default, description=text)
 
 
 class Settings(BaseSettings):
@@ -17,124 +29,175 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="COW006_", extra="ignore")
 
-    # SQLite file under ./var by default; postgresql+psycopg://... in production.
-    database_url: str = "sqlite:///var/cow006.db"
-    # Where uploaded bots are unpacked and kept (content-addressed by sha256).
-    data_dir: Path = Path("var/data")
-    # Upload caps.
-    max_upload_bytes: int = 1024 * 1024
-    max_unpacked_bytes: int = 5 * 1024 * 1024
-    max_files: int = 200
-    uploads_per_day: int = 50
-    challenges_per_hour: int = 30
-    # Work classes and challenges (cow006_platform.workclasses, docs/operations.md): the caps
-    # on challenges waiting or being played, per user, per client address and in all; a
-    # version of another owner is seated in at most ``challenges_per_opponent`` of them.
-    challenges_queued_per_user: int = 4
-    challenges_queued_per_address: int = 8
-    challenges_queued: int = 64
-    challenges_per_opponent: int = 4
-    # Per client address (an IPv6 one counted as its /64), whatever the accounts behind it.
-    challenges_per_hour_per_address: int = 60
-    uploads_per_day_per_address: int = 100
-    # Challenges admitted to the workers: at most this many unfinished at once, and, while
-    # ladder or league matches wait, at most this share of the latest matches started (by
-    # their time and by their number).
-    challenge_slots: int = 1
-    challenge_share: float = 0.25
-    # Validation: the smoke match a new version plays against built-in bots.
-    validation_opponents: tuple[str, ...] = ("builtin:random", "builtin:greedy", "builtin:safe")
-    validation_decision: float = 1.0
-    validation_bank: float = 10.0
-    # "off" runs bots unsandboxed (an operator's own machine only); anything else requires it.
-    sandbox: str = "on"
-    # Page size of list endpoints (the maximum a client may ask for).
-    max_page_size: int = 200
-
-    # Threads of an API process for the (sync) routes: few, since they are short and CPU-bound
-    # between queries (dozens would fight over the GIL); waiting requests queue on the loop.
-    api_threads: int = 8
-    # The public page cache (cow006_platform.cache): anonymous answers of the hot read routes,
-    # kept until the change feed says their data changed.  ``cache_poll_seconds`` bounds how
-    # long another process's write may go unseen; ``cache_max_age`` is a backstop.
-    public_cache: bool = True
-    cache_bytes: int = 128 * 1024 * 1024  # per API process
-    cache_poll_seconds: float = 0.25
-    cache_max_age: float = 120.0
-    # Pages rendered ahead at start (cache.warm_keys: leaderboards, then the entered agents'
-    # pages, best first); 0 turns warming off.  About 3 pages per entered agent.
-    cache_warm_pages: int = 20_000
-    # A read page whose data another process changed may be answered this much longer while
-    # it is rendered again (0: dropped at once, readers render it).
-    cache_stale_seconds: float = 1.0
-
-    # -- distributed execution (cow006_workers) ------------------------------------------------
-    # The Celery broker: redis://127.0.0.1:6379/0 in production.  Empty: the embedded default,
-    # Celery's SQLAlchemy transport on an SQLite file under ./var (no server to run).
-    broker_url: str = ""
+    # -- storage ------------------------------------------------------------------------------
+    database_url: str = _doc(
+        "sqlite:///var/cow006.db", "PostgreSQL in production (`postgresql://...`, psycopg 3)"
+    )
+    data_dir: Path = _doc(
+        Path("var/data"),
+        "uploaded bots (content-addressed by sha256), shared by the API and every worker",
+    )
+    # -- uploads and challenges (cow006_platform.workclasses; "Work classes" below) ----------
+    max_upload_bytes: int = _doc(1024 * 1024, "the largest upload (a .py file or a .zip)")
+    max_unpacked_bytes: int = _doc(5 * 1024 * 1024, "the most an upload's files may hold unpacked")
+    max_files: int = _doc(200, "the most files an uploaded archive may hold")
+    uploads_per_day: int = _doc(50, "uploads per user in 24 hours (429 past it)")
+    uploads_per_day_per_address: int = _doc(
+        100, "uploads per client address in 24 hours, whatever the accounts behind it"
+    )
+    challenges_per_hour: int = _doc(30, "challenges a user may make in an hour (429 past it)")
+    challenges_per_hour_per_address: int = _doc(
+        60, "challenges per client address (an IPv6 one counted as its /64) in an hour"
+    )
+    challenges_queued_per_user: int = _doc(4, "a user's challenges waiting or being played at once")
+    challenges_queued_per_address: int = _doc(
+        8, "challenges waiting or being played at once per client address"
+    )
+    challenges_queued: int = _doc(64, "challenges waiting or being played at once, in all")
+    challenges_per_opponent: int = _doc(
+        4, "challenges waiting or being played that seat one version of another owner"
+    )
+    challenge_slots: int = _doc(
+        1, "challenges admitted to the workers at once (the others wait in the database)"
+    )
+    challenge_share: float = _doc(
+        0.25,
+        "while ladder or league matches wait, the most challenges may take of the latest "
+        "matches started (by their time and by their number)",
+    )
+    # -- validation: the smoke match a new version plays against built-in bots ---------------
+    validation_opponents: tuple[str, ...] = _doc(
+        ("builtin:random", "builtin:greedy", "builtin:safe"),
+        "the built-ins a new version meets in its validation match when no ladder sets the "
+        "table (run as sandboxed bot processes, like any bot)",
+    )
+    validation_decision: float = _doc(
+        1.0, "seconds per decision in a validation match outside any ladder"
+    )
+    validation_bank: float = _doc(
+        10.0, "the time bank (seconds) of a validation match outside any ladder"
+    )
+    max_validations: int = _doc(
+        3, "validation runs of a version without a verdict before it is rejected"
+    )
+    sandbox: str = _doc("on", "`off` runs bots unconfined: your own machine and bots only")
+    # -- the API ------------------------------------------------------------------------------
+    max_page_size: int = _doc(200, "the most items a list endpoint returns on one page")
+    # Few threads: the routes are short and CPU-bound between queries (dozens would fight
+    # over the GIL); waiting requests queue on the event loop.
+    api_threads: int = _doc(
+        8,
+        "threads per API process for the routes (2 and 4 measured no better with `bench/api.py`)",
+    )
+    # -- the public page cache (cow006_platform.cache) ----------------------------------------
+    public_cache: bool = _doc(
+        True, "keep anonymous answers of the hot read routes in memory (below)"
+    )
+    cache_bytes: int = _doc(
+        128 * 1024 * 1024, "the page cache's size per API process (least recently used out)"
+    )
+    cache_poll_seconds: float = _doc(
+        0.25,
+        "how often each API process reads the change feed: with `CACHE_STALE_SECONDS`, the "
+        "most a page may lag a write made elsewhere",
+    )
+    cache_max_age: float = _doc(120.0, "a backstop: no cached page is older than this")
+    cache_warm_pages: int = _doc(
+        20_000,
+        "pages each API process renders ahead at start (0: off); about 3 per entered agent",
+    )
+    cache_stale_seconds: float = _doc(
+        1.0,
+        "a read page whose data another process changed may be answered this much longer "
+        "while it is rendered again (0: dropped at once)",
+    )
+    # -- distributed execution (cow006_workers) -----------------------------------------------
+    broker_url: str = _doc(
+        "",
+        "the Celery broker: `redis://host:6379/0` in production; empty: the embedded "
+        f"`{EMBEDDED_BROKER_URL}` (no server to run)",
+    )
     # A worker holds a running match with a lease in the database, renewed by a heartbeat; a
     # lease that runs out (its worker died) lets another worker take the match over.
-    lease_seconds: float = 30.0
-    heartbeat_seconds: float = 10.0
-    # A match whose runs were cut short this many times (it kills its workers) is failed.
-    max_attempts: int = 5
-    # A version whose ladder matches failed this many times in a row is suspended from ladder
-    # tables (cow006_platform.suspension); a version whose validation was started this many
-    # times without a verdict is rejected.
-    suspend_after: int = 3
-    max_validations: int = 3
-    # Matches queued or running per open ladder that the scheduler keeps up.
-    ladder_queue_depth: int = 8
-    # Seconds between two scheduler ticks (queue refills) and two reaper ticks.
-    scheduler_period: float = 2.0
-    reaper_period: float = 5.0
-    # A queued match (or pending version) whose task is this many seconds old is sent again:
-    # its task may have been lost with the broker's queue (duplicates are harmless).
-    requeue_seconds: float = 60.0
-
-    # -- operations (cow006_platform.logs, cow006_platform.metrics) ----------------------------
-    # Log lines as plain text or as one JSON object per line (for a log collector).
-    log_format: Literal["text", "json"] = "text"
-    log_level: str = "INFO"
-    # GET /metrics answers from a snapshot of the database at most this many seconds old: a
-    # scrape (every few seconds, from every Prometheus) then costs a few aggregate queries.
-    metrics_cache_seconds: float = 5.0
-    # Who may read GET /metrics: "token" (a bearer token: ``metrics_token``, or an admin's API
-    # token), "open" (anyone), or "bind" (only on its own address, ``metrics_bind``, which
-    # ``cow006 api`` and ``cow006 serve`` listen on besides the API's; the API's port has none).
-    metrics: Literal["open", "token", "bind"] = "token"
-    metrics_token: str = ""
-    metrics_bind: str = "127.0.0.1:9100"
-
-    # -- request limits (cow006_platform.limits, cow006_workers.httpserver) --------------------
-    # The body of any request but an upload (JSON bodies are a few hundred bytes).
-    max_json_bytes: int = 64 * 1024
-    # A request body must arrive in full within this many seconds of the first read (a 408).
-    body_seconds: float = 60.0
-    # A connection must send a request's headers in full within this many seconds of opening
-    # (or of its previous answer); an idle keep-alive connection is closed after
-    # ``keepalive_seconds``.  Headers are at most ``max_header_bytes`` in all.
-    header_timeout: float = 10.0
-    keepalive_seconds: float = 5.0
-    max_header_bytes: int = 32 * 1024
-    # Connections and requests at once per API process, past which it answers 503 at once.
-    max_connections: int = 1000
-    # Temporary upload folders and unreferenced bot folders younger than this are left to
-    # the upload that may be writing them (``cow006 admin gc``, API start).
-    gc_grace_seconds: float = 3600.0
-
-    # -- accounts (cow006_platform.security, cow006_platform.throttle) -------------------------
-    # Who may register through POST /api/users: anyone ("open"), holders of an invite code
-    # from ``cow006 admin invite`` ("invite"), or anyone, but the account stays pending until
-    # ``cow006 admin approve-user NAME`` ("approval").
-    registration: Literal["open", "invite", "approval"] = "open"
-    # Per client address, counted by every API process together (database counters): at most
-    # this many registrations an hour, and this many refused tokens (401) a minute, after which
-    # the address gets 429 with Retry-After until the window ends.  0 turns a limit off.
-    registrations_per_hour_per_address: int = 20
-    auth_failures_per_minute_per_address: int = 60
-    # Live (unrevoked, unexpired) tokens a user may hold at once.
-    max_tokens_per_user: int = 20
+    lease_seconds: float = _doc(30.0, "how long a worker holds a running match without renewing")
+    heartbeat_seconds: float = _doc(
+        10.0, "how often a worker renews the lease of the match it plays"
+    )
+    max_attempts: int = _doc(5, "runs of one match cut short (worker deaths) before it is failed")
+    suspend_after: int = _doc(
+        3,
+        "ladder matches of a version failing in a row before it is suspended from ladder tables",
+    )
+    ladder_queue_depth: int = _doc(8, "matches queued or running per open ladder")
+    scheduler_period: float = _doc(
+        2.0, "seconds between two refills of every ladder (and league checks)"
+    )
+    reaper_period: float = _doc(5.0, "seconds between two reaper passes")
+    # The broker's queue may have lost the task; duplicates are harmless.
+    requeue_seconds: float = _doc(
+        60.0, "a queued match or pending version older than this has its task sent again"
+    )
+    # -- operations (cow006_platform.logs, cow006_platform.metrics) ---------------------------
+    log_format: Literal["text", "json"] = _doc(
+        "text",
+        "`json`: one JSON object per log line (time, level, logger, message, match and "
+        "version ids)",
+    )
+    log_level: str = _doc("INFO", "the level of the arena's own loggers")
+    # A scrape (every few seconds, from every Prometheus) then costs a few aggregate queries.
+    metrics_cache_seconds: float = _doc(
+        5.0, "`GET /metrics` answers from a database snapshot at most this old"
+    )
+    metrics: Literal["open", "token", "bind"] = _doc(
+        "token", "who reads `GET /metrics`: `token`, `open` or `bind` (below)"
+    )
+    metrics_token: str = _doc(
+        "", "the bearer token of `METRICS=token` (an admin's API token works too)"
+    )
+    metrics_bind: str = _doc(
+        "127.0.0.1:9100", "the address `/metrics` is served on with `METRICS=bind`"
+    )
+    # -- request limits (cow006_platform.limits, cow006_workers.httpserver) -------------------
+    max_json_bytes: int = _doc(
+        64 * 1024,
+        "the body of any request but an upload (uploads: `MAX_UPLOAD_BYTES` plus 16 KiB of "
+        "multipart framing)",
+    )
+    body_seconds: float = _doc(60.0, "a request body must arrive in full within this (a 408)")
+    header_timeout: float = _doc(
+        10.0,
+        "seconds a connection has, from its opening or its previous answer, to send a "
+        "request's headers in full",
+    )
+    keepalive_seconds: float = _doc(5.0, "an idle keep-alive connection is closed after this")
+    max_header_bytes: int = _doc(32 * 1024, "a request's line and headers in all (a 431 past it)")
+    max_connections: int = _doc(
+        1000, "connections and requests at once per API process (a 503 past it)"
+    )
+    gc_grace_seconds: float = _doc(
+        3600.0,
+        "crash leftovers younger than this are left to the upload that may be writing them "
+        "(`cow006 admin gc`, API start)",
+    )
+    # -- accounts (cow006_platform.security, cow006_platform.throttle) ------------------------
+    registration: Literal["open", "invite", "approval"] = _doc(
+        "open",
+        "who may register with `POST /api/users`: `open`, `invite` (an invite code from "
+        "`cow006 admin invite`) or `approval` (pending until `cow006 admin approve-user`) "
+        "(below)",
+    )
+    # Database counters: every API process counts together.
+    registrations_per_hour_per_address: int = _doc(
+        20,
+        "registrations an hour per client address, all API processes together (429 past it; "
+        "0: no limit)",
+    )
+    auth_failures_per_minute_per_address: int = _doc(
+        60,
+        "refused tokens (401s) a minute per client address, all API processes together (429 "
+        "past it; 0: no limit)",
+    )
+    max_tokens_per_user: int = _doc(20, "live API tokens one user may hold at once")
 
     @property
     def celery_broker_url(self) -> str:
@@ -145,3 +208,47 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def _shown(value: Any) -> str:
+    """A default as the operator writes it in the environment."""
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if isinstance(value, tuple):  # pydantic-settings reads a list as JSON
+        return f"`{json.dumps(list(value))}`"
+    if value == "":
+        return "empty"
+    if isinstance(value, str | Path):
+        return f"`{value}`"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def settings_table(settings: type[BaseSettings] = Settings) -> str:
+    """The Markdown table of every setting (docs/operations.md holds it between markers)."""
+    lines = ["| setting | default | what |", "|---|---|---|"]
+    for name, field in settings.model_fields.items():
+        if not field.description:
+            raise ValueError(f"the setting {name!r} has no description")
+        default = _shown(field.default)
+        lines.append(f"| `{name.upper()}` | {default} | {field.description} |")
+    return "\n".join(lines) + "\n"
+
+
+DOC_START = "<!-- settings: generated from cow006_platform.settings.Settings by `make docs`"
+DOC_END = "<!-- settings: end -->"
+
+
+def with_settings_table(doc: str) -> str:
+    """``doc`` (docs/operations.md) with the table between its markers made anew."""
+    start = doc.index(DOC_START)
+    head_end = doc.index("\n", start) + 1
+    end = doc.index(DOC_END, head_end)
+    return doc[:head_end] + settings_table() + doc[end:]
+
+
+if __name__ == "__main__":  # make docs: python -m cow006_platform.settings docs/operations.md
+    import sys
+
+    for name in sys.argv[1:]:
+        path = Path(name)
+        path.write_text(with_settings_table(path.read_text(encoding="utf-8")), encoding="utf-8")
