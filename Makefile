@@ -20,12 +20,12 @@ venv: $(STAMP)
 # and an SQLite broker under ./var), with the built-in bots playing a demo ladder.  Ctrl-C
 # stops it.  HOST, PORT and WORKERS (matches played at once) may be set.
 run: $(STAMP)
-	bash .ci/run-deps.sh
+	bash .ci/system-deps.sh run
 	$(VENV)/bin/cow006 serve --host $${HOST:-127.0.0.1} --port $${PORT:-8000} \
 		--workers $${WORKERS:-2}
 
 test: $(STAMP)
-	bash .ci/test-deps.sh
+	bash .ci/system-deps.sh test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest $${PYTEST_ARGS:-}

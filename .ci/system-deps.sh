@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The system packages the arena needs beyond Python packages, for `make run` (`run`) or for
+# `make test` (`test`): bubblewrap and libseccomp2 (the sandbox uploaded bots run in; the
+# arena refuses to run them without it), and for the tests also node (the JavaScript example
+# bot) and chromium (the web pages' browser tests drive Debian's Chromium through Playwright;
+# they fail without it when CI=true).
+# Installs what is missing with apt when running as root; otherwise says what to do.
+set -euo pipefail
+
+mode=${1:-run}
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+libs=$(/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true)
+[[ $libs == *libseccomp.so.2* ]] || need+=(libseccomp2)
+if [[ $mode == test ]]; then
+  command -v node >/dev/null 2>&1 || need+=(nodejs)
+  [[ -x /usr/bin/chromium ]] || need+=(chromium)
+fi
+
+if ((${#need[@]})); then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  elif [[ $mode == test ]]; then
+    echo "missing system packages: ${need[*]} (install them, or the tests that need them skip)" >&2
+  else
+    echo "missing system packages: ${need[*]}: install them (the sandbox needs them)," \
+      "or run with COW006_SANDBOX=off for bots you trust" >&2
+  fi
+fi
