@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 
 from cow006.untrusted import clean_data
 
-from . import db, debris, models
+from . import crud, db, debris, models
 from .cache import PageCache, PublicCacheMiddleware
 from .deps import document_security, optional_user
 from .executor import Executor, InProcessExecutor
@@ -124,6 +124,7 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
             max_age=settings.cache_max_age,
             warm_pages=settings.cache_warm_pages,
             stale_seconds=settings.cache_stale_seconds,
+            warm=crud.ladders.warm_keys,
         )
         if settings.public_cache
         else None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request, Security, status
@@ -25,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from . import security, throttle
+from .crud import Paging
 from .executor import Executor
 from .models import ApiToken, User
 from .schemas import MAX_ID, MAX_OFFSET
@@ -243,19 +243,12 @@ def document_security(app: FastAPI) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-@dataclass
-class Paging:
-    """``?limit=&offset=``: the page size is capped by ``settings.max_page_size``."""
-
-    limit: int
-    offset: int
-
-
 async def get_paging(
     settings: SettingsDep,
     limit: Annotated[int, Query(ge=1, le=1000, description="Items per page.")] = 50,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Items to skip.")] = 0,
 ) -> Paging:
+    """``?limit=&offset=``: the page size is capped by ``settings.max_page_size``."""
     return Paging(min(limit, settings.max_page_size), offset)
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    ColumnElement,
     DateTime,
     Enum,
     Float,
@@ -26,7 +27,9 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    cast,
 )
+from sqlalchemy.ext.hybrid import hybrid_property
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -43,35 +46,13 @@ def _enum(cls: type[enum.Enum]) -> Enum:
     return Enum(cls, native_enum=False, length=16, values_callable=lambda e: [m.value for m in e])
 
 
-class VersionStatus(enum.StrEnum):
-    pending = "pending"
-    active = "active"
-    rejected = "rejected"
-
-
-class LadderState(enum.StrEnum):
-    open = "open"
-    paused = "paused"
-    closed = "closed"
-
-
-class LeagueState(enum.StrEnum):
-    scheduled = "scheduled"
-    running = "running"
-    finished = "finished"
-
-
-class MatchKind(enum.StrEnum):
-    ladder = "ladder"
-    league = "league"
-    challenge = "challenge"
-
-
-class MatchStatus(enum.StrEnum):
-    queued = "queued"
-    running = "running"
-    finished = "finished"
-    failed = "failed"
+# The states and kinds of rows.  Each member's value is its name (``enum.auto`` of a StrEnum),
+# stored as that string (``_enum``).
+VersionStatus = enum.StrEnum("VersionStatus", "pending active rejected")
+LadderState = enum.StrEnum("LadderState", "open paused closed")
+LeagueState = enum.StrEnum("LeagueState", "scheduled running finished")
+MatchKind = enum.StrEnum("MatchKind", "ladder league challenge")
+MatchStatus = enum.StrEnum("MatchStatus", "queued running finished failed")
 
 
 class User(Base):
@@ -202,9 +183,21 @@ class AgentVersion(Base):
 
     agent: Mapped[Agent] = relationship(back_populates="versions")
 
-    @property
+    @hybrid_property
     def label(self) -> str:
+        """How every answer and message names a version: ``agent@number``."""
         return f"{self.agent.name}@{self.number}"
+
+    @label.inplace.expression
+    @classmethod
+    def _label_sql(cls) -> ColumnElement[str]:
+        # The same in SQL, for a query that joins the version's agent.
+        return Agent.name + "@" + cast(cls.number, String)
+
+    @property
+    def suspended(self) -> bool:
+        """Left out of ladder tables (``suspension``) until an admin lifts it."""
+        return self.suspended_at is not None
 
 
 class Ladder(Base):

@@ -20,14 +20,14 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import trueskill
-from sqlalchemy import and_, case, delete, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy import ColumnElement, delete, select
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from . import locks
-from .models import Ladder, Match, MatchKind, MatchSeat, MatchStatus, Rating, RatingPoint, utcnow
+from .models import Ladder, Match, MatchKind, MatchStatus, Rating, RatingPoint, utcnow
 
 # The probability that two given players of a 4-player match of built-in bots finish on the
 # same total, measured with ``measure_draw_probability(5000, seed=1)``: 0.0108 (323 ties in
@@ -44,6 +44,8 @@ DEFAULT_PARAMS: dict[str, float] = {
 }
 
 _PARAMS = ("mu", "sigma", "beta", "tau", "draw_probability")
+
+SQLNumber = ColumnElement[float] | InstrumentedAttribute[float]
 
 
 def _param(source: Any, name: str) -> float:
@@ -73,9 +75,16 @@ def ranks_from_scores(scores: Sequence[int]) -> list[int]:
     return [1 + sum(1 for other in scores if other < s) for s in scores]
 
 
-def conservative(mu: float, sigma: float) -> float:
-    """The leaderboard's sort key: a rating the player is very likely above."""
-    return mu - 3 * sigma
+@overload
+def conservative(mu: float, sigma: float) -> float: ...
+@overload
+def conservative(mu: SQLNumber, sigma: SQLNumber) -> ColumnElement[float]: ...
+def conservative(mu: float | SQLNumber, sigma: float | SQLNumber) -> float | ColumnElement[float]:
+    """The leaderboard's sort key: a rating the player is very likely above, mu - 3 sigma.
+
+    The one definition, for numbers and for columns alike (``conservative(Rating.mu,
+    Rating.sigma)`` is the SQL expression)."""
+    return mu - 3 * sigma  # type: ignore[operator]
 
 
 def rate(
@@ -194,47 +203,6 @@ def rerate(session: Session, ladder_id: int) -> int:
         match.rating_applied = False
         apply_match(session, match)
     return len(matches)
-
-
-def head_to_head(
-    session: Session, agent_a: int, agent_b: int, ladder_id: int | None = None
-) -> dict[str, Any]:
-    """How two agents fared in the finished matches they played together (all ladders, or
-    one): matches, a ahead of b, b ahead of a, ties, and each one's mean total there.
-
-    "Ahead" is a lower total (a better rank).  Mean scores are None when they never met.
-    """
-    sa = aliased(MatchSeat)
-    sb = aliased(MatchSeat)
-    where = [Match.status == MatchStatus.finished]
-    if ladder_id is not None:
-        where.append(Match.ladder_id == ladder_id)
-    row = session.execute(
-        select(
-            func.count(),
-            func.coalesce(func.sum(case((sa.score < sb.score, 1), else_=0)), 0),
-            func.coalesce(func.sum(case((sa.score > sb.score, 1), else_=0)), 0),
-            func.coalesce(func.sum(case((sa.score == sb.score, 1), else_=0)), 0),
-            func.avg(sa.score),
-            func.avg(sb.score),
-        )
-        .select_from(Match)
-        .join(sa, and_(sa.match_id == Match.id, sa.agent_id == agent_a))
-        .join(sb, and_(sb.match_id == Match.id, sb.agent_id == agent_b, sb.id != sa.id))
-        .where(*where)
-    ).one()
-    n, a_ahead, b_ahead, ties, a_mean, b_mean = row
-    return {
-        "agent_a": agent_a,
-        "agent_b": agent_b,
-        "ladder_id": ladder_id,
-        "matches": int(n),
-        "a_ahead": int(a_ahead),
-        "b_ahead": int(b_ahead),
-        "ties": int(ties),
-        "a_mean_score": None if a_mean is None else float(a_mean),
-        "b_mean_score": None if b_mean is None else float(b_mean),
-    }
 
 
 def measure_draw_probability(

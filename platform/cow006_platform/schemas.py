@@ -1,9 +1,11 @@
 """The API's request and response bodies (pydantic v2), kept apart from the ORM models.
 
-Responses are built explicitly by the routers (``X.of(row)`` helpers) rather than with
-``from_attributes`` on lazy relationships, so what a response costs in queries is visible
-where it is built, and private fields (a version's ``reason``, a seat's ``stderr``, a user's
-token hash) can only appear where a router puts them.
+Responses are validated from the rows the query layer reads (``crud``), with
+``model_validate(row, from_attributes=True)``: each model lists what the API shows, so a
+column it does not name (a user's token hash, a seat's stderr) never reaches an answer.  What
+only some callers see is decided here, from the validation context the query layer passes:
+``OwnerOnly`` fields (a version's rejection reason) need ``{"private": True}``, and a seed
+not public yet (a match or league still being played) needs ``{"admin": True}``.
 """
 
 from __future__ import annotations
@@ -11,21 +13,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from .models import (
-    AgentVersion,
-    Ladder,
-    LadderState,
-    League,
-    LeagueState,
-    Match,
-    MatchKind,
-    MatchStatus,
-    User,
-    VersionStatus,
-)
-from .security import NAME_PATTERN
+from .models import LadderState, LeagueState, MatchKind, MatchStatus, VersionStatus
+from .security import NAME_PATTERN, TOKEN_NAME_PATTERN
 
 T = TypeVar("T")
 
@@ -37,6 +28,7 @@ MAX_OFFSET = 10**9
 # Ladders and leagues are named by admins: a little more freedom than user and agent names.
 TITLE_PATTERN = r"^[A-Za-z0-9_-][A-Za-z0-9 ._-]{1,59}$"
 MIN_PLAYERS, MAX_PLAYERS = 2, 10
+MAX_TOKEN_DAYS = 3650
 
 
 def as_utc(value: datetime) -> datetime:
@@ -46,6 +38,19 @@ def as_utc(value: datetime) -> datetime:
 
 # Every timestamp in a response carries its offset (RFC 3339), whichever database stored it.
 Timestamp = Annotated[datetime, AfterValidator(as_utc)]
+
+
+def _context(info: ValidationInfo, key: str) -> bool:
+    return bool(info.context and info.context.get(key))
+
+
+def _owner_only(value: Any, info: ValidationInfo) -> Any:
+    return value if _context(info, "private") else None
+
+
+# A field shown to the agent's owner and admins only (validation context ``private``), else
+# null: it may quote the bot, or say how the arena judged it.
+OwnerOnly = AfterValidator(_owner_only)
 
 
 class Page(BaseModel, Generic[T]):
@@ -92,10 +97,6 @@ class UserPublic(BaseModel):
     is_admin: bool
     created_at: Timestamp
 
-    @classmethod
-    def of(cls, user: User) -> UserPublic:
-        return cls(id=user.id, name=user.name, is_admin=user.is_admin, created_at=user.created_at)
-
 
 class UserCreated(UserPublic):
     """The new user with its API token: shown this once, stored only as a hash."""
@@ -104,6 +105,37 @@ class UserCreated(UserPublic):
     # True when the arena approves new users (COW006_REGISTRATION=approval): the token is
     # refused (403) until an admin runs ``cow006 admin approve-user NAME``.
     pending: bool = False
+
+
+class TokenCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=TOKEN_NAME_PATTERN, examples=["laptop"])
+    # The token stops working this many days from now; without it, it works until revoked.
+    expires_days: int | None = Field(default=None, ge=1, le=MAX_TOKEN_DAYS)
+
+
+class TokenOut(BaseModel):
+    """A token as its owner sees it in a list: never the secret, never its hash."""
+
+    id: int
+    name: str
+    prefix: str | None  # the secret's first characters; null for a token made before names
+    created_at: Timestamp
+    last_used_at: Timestamp | None
+    expires_at: Timestamp | None
+    revoked_at: Timestamp | None
+    current: bool  # the token this request was made with
+
+
+class TokenCreated(TokenOut):
+    """A new token with its secret: shown this once, stored only as a hash."""
+
+    token: str
+
+
+class TokenList(BaseModel):
+    items: list[TokenOut]
 
 
 # --- agents and versions -----------------------------------------------------------------
@@ -156,35 +188,14 @@ class VersionOut(BaseModel):
     files: int
     status: VersionStatus
     # Why validation rejected it: shown to the agent's owner and admins only, else null.
-    reason: str | None
+    reason: Annotated[str | None, OwnerOnly]
     created_at: Timestamp
     validated_at: Timestamp | None
     # Suspended from ladder tables because its matches kept failing (public: matchmaking
     # leaves it out); why, for the owner and admins only (it may quote the bot), else null.
     suspended: bool = False
     suspended_at: Timestamp | None = None
-    suspended_reason: str | None = None
-
-    @classmethod
-    def of(cls, version: AgentVersion, agent_name: str, *, private: bool) -> VersionOut:
-        return cls(
-            id=version.id,
-            agent_id=version.agent_id,
-            number=version.number,
-            label=f"{agent_name}@{version.number}",
-            sha256=version.sha256,
-            filename=version.filename,
-            size=version.size,
-            unpacked_size=version.unpacked_size,
-            files=version.files,
-            status=version.status,
-            reason=version.reason if private else None,
-            created_at=version.created_at,
-            validated_at=version.validated_at,
-            suspended=version.suspended_at is not None,
-            suspended_at=version.suspended_at,
-            suspended_reason=version.suspended_reason if private else None,
-        )
+    suspended_reason: Annotated[str | None, OwnerOnly] = None
 
 
 class SourceFile(BaseModel):
@@ -260,26 +271,6 @@ class LadderOut(BaseModel):
     created_at: Timestamp
     entries: int  # agents entered now
 
-    @classmethod
-    def of(cls, ladder: Ladder, entries: int) -> LadderOut:
-        return cls(
-            id=ladder.id,
-            name=ladder.name,
-            state=ladder.state,
-            players=ladder.players,
-            decision_time=ladder.decision_time,
-            time_bank=ladder.time_bank,
-            mu=ladder.mu,
-            sigma=ladder.sigma,
-            beta=ladder.beta,
-            tau=ladder.tau,
-            draw_probability=ladder.draw_probability,
-            allow_same_owner=bool(ladder.allow_same_owner),
-            cpu_share=ladder.cpu_share if ladder.cpu_share is not None else 1.0,
-            created_at=ladder.created_at,
-            entries=entries,
-        )
-
 
 class EntryCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -288,28 +279,33 @@ class EntryCreate(BaseModel):
     version_id: int = Field(ge=1, le=MAX_ID)
 
 
-class EntryOut(BaseModel):
+class _InLadder(BaseModel):
     ladder_id: int
+
+
+class _Ranked(BaseModel):
+    rank: int
+
+
+class _Entrant(BaseModel):
+    """An agent entered with one of its versions.  (The models below take these fields after
+    their first: a pydantic model's fields come in the order of its bases, last base first.)"""
+
     agent_id: int
     agent: str
     owner_id: int
     owner: str
     version_id: int
-    version: int
-    label: str
+    version: int  # the version's number
+    label: str  # agent@number
+
+
+class EntryOut(_Entrant, _InLadder):
     active: bool
     entered_at: Timestamp
 
 
-class LeaderboardRow(BaseModel):
-    rank: int
-    agent_id: int
-    agent: str
-    owner_id: int
-    owner: str
-    version_id: int
-    version: int
-    label: str
+class LeaderboardRow(_Entrant, _Ranked):
     mu: float
     sigma: float
     conservative: float  # mu - 3 sigma: the sort key
@@ -375,28 +371,11 @@ class LeagueOut(BaseModel):
     entrants: list[LeagueEntrantOut]
     progress: LeagueProgress
 
-    @classmethod
-    def of(
-        cls,
-        league: League,
-        entrants: list[LeagueEntrantOut],
-        progress: LeagueProgress,
-        *,
-        admin: bool = False,
-    ) -> LeagueOut:
-        return cls(
-            id=league.id,
-            name=league.name,
-            state=league.state,
-            table_size=league.table_size,
-            rounds=league.rounds,
-            decision_time=league.decision_time,
-            time_bank=league.time_bank,
-            seed=league.seed if admin or league.state == LeagueState.finished else None,
-            created_at=league.created_at,
-            entrants=entrants,
-            progress=progress,
-        )
+    @model_validator(mode="after")
+    def _hide_seed(self, info: ValidationInfo) -> LeagueOut:
+        if self.state != LeagueState.finished and not _context(info, "admin"):
+            self.seed = None
+        return self
 
 
 class StandingRow(BaseModel):
@@ -477,12 +456,6 @@ class SeatOut(BaseModel):
     forfeited: bool
 
 
-def visible_seed(match_status: MatchStatus | str, seed: int, admin: bool) -> int | None:
-    """A match's seed as the API shows it: to admins always, to everyone else only once the
-    match has finished (its deals are then in the public log anyway)."""
-    return seed if admin or match_status == MatchStatus.finished else None
-
-
 class MatchOut(BaseModel):
     id: int
     kind: MatchKind
@@ -505,34 +478,13 @@ class MatchOut(BaseModel):
     error: str | None
     participants: list[SeatOut]
 
-    @classmethod
-    def of(
-        cls, match: Match | Any, participants: list[SeatOut], *, admin: bool = False
-    ) -> MatchOut:
-        """From a Match or a row of its columns; the seed only as ``visible_seed`` allows."""
-        duration = None
-        if match.started_at is not None and match.finished_at is not None:
-            duration = (as_utc(match.finished_at) - as_utc(match.started_at)).total_seconds()
-        return cls(
-            id=match.id,
-            kind=match.kind,
-            status=match.status,
-            rated=match.rated,
-            ladder_id=match.ladder_id,
-            league_id=match.league_id,
-            league_round=match.league_round,
-            requested_by=match.requested_by,
-            seed=visible_seed(match.status, match.seed, admin),
-            created_at=match.created_at,
-            started_at=match.started_at,
-            finished_at=match.finished_at,
-            duration=duration,
-            scores=match.scores,
-            ranks=match.ranks,
-            faults=match.faults,
-            error=match.error,
-            participants=participants,
-        )
+    @model_validator(mode="after")
+    def _hide_seed(self, info: ValidationInfo) -> MatchOut:
+        # To admins always, to everyone else once the match has finished (its deals are then
+        # in the public log anyway).
+        if self.status != MatchStatus.finished and not _context(info, "admin"):
+            self.seed = None
+        return self
 
 
 class StderrOut(BaseModel):

@@ -1,4 +1,7 @@
-"""Uploaded bots on disk: validated, unpacked once, content-addressed by sha256.
+"""Uploads: a bot's bytes validated, stored on disk once, and numbered as a pending version.
+
+``store_version`` is the one step from an upload to its version: ``store_upload`` checks the
+bytes and writes the folder, ``add_version`` numbers the version row (the caller commits).
 
 An upload is one ``.py`` file (stored as ``bot.py``) or a ``.zip`` holding ``bot.py`` at its
 root.  Everything about an upload is hostile until proven otherwise, so a zip is checked in
@@ -32,6 +35,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from .models import AgentVersion, VersionStatus
 from .settings import Settings
 
 BOT_FILE = "bot.py"
@@ -334,3 +341,35 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
             if leftover is not None and leftover.exists():
                 shutil.rmtree(leftover, ignore_errors=True)
     return stored
+
+
+def add_version(session: Session, agent_id: int, stored: StoredBot) -> AgentVersion:
+    """A new pending version of the agent, numbered after its last one (added, not flushed).
+
+    Two concurrent callers may pick the same number: the (agent_id, number) constraint makes
+    the later commit fail, which the caller reports.
+    """
+    last = session.scalar(
+        select(func.max(AgentVersion.number)).where(AgentVersion.agent_id == agent_id)
+    )
+    version = AgentVersion(
+        agent_id=agent_id,
+        number=(last or 0) + 1,
+        sha256=stored.sha256,
+        filename=stored.filename,
+        size=stored.size,
+        unpacked_size=stored.unpacked_size,
+        files=stored.files,
+        status=VersionStatus.pending,
+    )
+    session.add(version)
+    return version
+
+
+def store_version(
+    session: Session, settings: Settings, agent_id: int, filename: str, data: bytes
+) -> AgentVersion:
+    """Validate and store an upload (``store_upload``) and add it as the agent's next pending
+    version (``add_version``), in the caller's transaction: the folder is whole on disk
+    before the caller commits the row.  Raises UploadError, writing nothing, for a refusal."""
+    return add_version(session, agent_id, store_upload(settings, filename, data))

@@ -1,32 +1,9 @@
-"""Agent versions: the one place a stored upload becomes a numbered, pending version."""
+"""Kept for the imports of ``bench/abuse.py`` and ``cow006_workers.demo``: a stored upload
+becomes a numbered version in ``storage`` (``storage.add_version``, ``storage.store_version``).
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from .storage import add_version
 
-from .models import AgentVersion, VersionStatus
-from .storage import StoredBot
-
-
-def add_version(session: Session, agent_id: int, stored: StoredBot) -> AgentVersion:
-    """A new pending version of the agent, numbered after its last one (added, not flushed).
-
-    Two concurrent callers may pick the same number: the (agent_id, number) constraint makes
-    the later commit fail, which the caller reports.
-    """
-    last = session.scalar(
-        select(func.max(AgentVersion.number)).where(AgentVersion.agent_id == agent_id)
-    )
-    version = AgentVersion(
-        agent_id=agent_id,
-        number=(last or 0) + 1,
-        sha256=stored.sha256,
-        filename=stored.filename,
-        size=stored.size,
-        unpacked_size=stored.unpacked_size,
-        files=stored.files,
-        status=VersionStatus.pending,
-    )
-    session.add(version)
-    return version
+__all__ = ["add_version"]

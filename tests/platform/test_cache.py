@@ -17,12 +17,13 @@ from sqlalchemy import select
 from cow006_platform import changes, db
 from cow006_platform.cache import (
     Answer,
+    CachedRoutes,
     Entry,
     FeedReader,
     PageCache,
     PublicCacheMiddleware,
     cache_key,
-    route_tags,
+    cached,
 )
 from cow006_platform.models import Change, LadderEntry, Match, MatchKind, MatchStatus
 from cow006_platform.settings import Settings
@@ -71,6 +72,9 @@ def _until_hit(api: Api, url: str) -> None:
 
 
 def test_routes_and_their_tags() -> None:
+    from cow006_platform.app import api_router
+
+    route_tags = CachedRoutes(api_router().routes).tags
     assert route_tags("/api/ladders/3/leaderboard", "limit=50") == {"ladder:3"}
     assert route_tags("/api/agents/7", "") == {"agent:7"}
     assert route_tags("/api/agents/7/ratings", "offset=50") == {"agent:7"}
@@ -335,6 +339,7 @@ def _counting_app(cache: PageCache, delay: float) -> tuple[Any, list[str]]:
 
     renders: list[str] = []
 
+    @cached("agent:{agent_id}")
     async def agent(request: Any) -> JSONResponse:
         renders.append(request.url.path)
         await asyncio.sleep(delay)

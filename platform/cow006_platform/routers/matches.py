@@ -1,129 +1,44 @@
 """/api/matches: every match (ladder, league, challenge), its log, and each seat's stderr.
 
 Matches and logs are public; a bot's stderr is its owner's business (and the admins').  The
-seed of a match not finished yet is shown to admins only (``schemas.visible_seed``): it fixes
+seed of a match not finished yet is shown to admins only (``schemas.MatchOut``): it fixes
 the deals, so anyone else could compute every hand of a match being played.  Answers to
 anonymous callers (the ones the page cache keeps) therefore never hold it.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Query, Response, status
+from fastapi import APIRouter, Path, Query, Response
 from fastapi.responses import JSONResponse
-from sqlalchemy import Select, select
-from sqlalchemy.orm import Session
 
-from .. import results
+from .. import changes, crud
+from ..cache import cached, is_id, query_params
 from ..deps import CurrentUser, IdPath, IdQuery, OptionalUser, PagingDep, SessionDep
-from ..models import Agent, AgentVersion, Match, MatchKind, MatchSeat, MatchStatus, User
-from ..schemas import MAX_PLAYERS, MatchOut, Page, SeatOut, StderrOut, as_utc, visible_seed
-from .common import ERR_403, ERR_404, count, get_or_404, respond, respond_page
+from ..models import MatchKind, MatchStatus, User
+from ..schemas import MAX_PLAYERS, MatchOut, Page, StderrOut
+from .common import ERR_403, ERR_404, ApiRoute, respond
 
-router = APIRouter(prefix="/matches", tags=["matches"])
-
-
-# What a match page shows (not the workers' lease bookkeeping), selected as plain columns:
-# a list page builds its answer from rows, without loading ORM objects.
-MATCH_COLUMNS = [
-    c
-    for c in Match.__table__.c
-    if c.key not in ("worker", "lease_expires_at", "attempts", "rating_applied")
-]
+router = APIRouter(prefix="/matches", tags=["matches"], route_class=ApiRoute)
 
 
-def _seats_query(ids: Select[Any] | list[int]) -> Select[Any]:
-    return (
-        select(
-            MatchSeat.match_id,
-            MatchSeat.seat,
-            MatchSeat.version_id,
-            MatchSeat.agent_id,
-            MatchSeat.score,
-            MatchSeat.rank,
-            MatchSeat.faults,
-            MatchSeat.forfeited,
-            AgentVersion.number,
-            Agent.name.label("agent"),
-            User.id.label("owner_id"),
-            User.name.label("owner"),
-        )
-        .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
-        .join(Agent, Agent.id == MatchSeat.agent_id)
-        .join(User, User.id == Agent.owner_id)
-        .where(MatchSeat.match_id.in_(ids))
-        .order_by(MatchSeat.match_id, MatchSeat.seat)
-    )
-
-
-def _seat_dicts(session: Session, ids: Select[Any] | list[int]) -> dict[int, list[dict[str, Any]]]:
-    """The seats of the matches ``ids`` (a list, or a page's query), as SeatOut fields."""
-    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for r in session.execute(_seats_query(ids)):
-        seats[r.match_id].append(
-            {
-                "seat": r.seat,
-                "version_id": r.version_id,
-                "label": f"{r.agent}@{r.number}",
-                "agent_id": r.agent_id,
-                "agent": r.agent,
-                "owner_id": r.owner_id,
-                "owner": r.owner,
-                "score": r.score,
-                "rank": r.rank,
-                "faults": r.faults,
-                "forfeited": r.forfeited,
-            }
-        )
-    return seats
-
-
-def match_dicts(
-    session: Session, matches: Sequence[Any], ids: Select[Any], *, admin: bool = False
-) -> list[dict[str, Any]]:
-    """A page of matches (rows of ``MATCH_COLUMNS``) as dicts in MatchOut's shape (the seed
-    as ``visible_seed`` allows).
-
-    ``ids`` gives the page's ids as a query: the seats query then has the same text for every
-    page, which PostgreSQL prepares once and never plans again (a 50-value IN list took
-    longer to plan than to run).
-    """
-    if not matches:
-        return []
-    seats = _seat_dicts(session, ids)
-    out = []
-    for m in matches:
-        item = m._asdict()
-        item["seed"] = visible_seed(m.status, m.seed, admin)
-        started, finished = m.started_at, m.finished_at
-        item["duration"] = (
-            (as_utc(finished) - as_utc(started)).total_seconds()
-            if started is not None and finished is not None
-            else None
-        )
-        item["participants"] = seats[m.id]
-        out.append(item)
-    return out
-
-
-def match_outs(session: Session, matches: Sequence[Any], *, admin: bool = False) -> list[MatchOut]:
-    """Matches (ORM objects or rows) with their participants, in one query for the seats;
-    the seed of an unfinished match only for ``admin``."""
-    if not matches:
-        return []
-    seats = _seat_dicts(session, [m.id for m in matches])
-    return [MatchOut.of(m, [SeatOut(**d) for d in seats[m.id]], admin=admin) for m in matches]
-
-
-def is_admin(user: Any) -> bool:
-    """Whether the caller (a User, or None for anonymous) sees what only admins see."""
+def is_admin(user: User | None) -> bool:
+    """Whether the caller (None for anonymous) sees what only admins see."""
     return bool(user is not None and user.is_admin)
 
 
+def _list_tags(_params: dict[str, str], query: str) -> set[str] | None:
+    """An agent's list of matches (``?agent_id=`` and paging alone) shows that agent's
+    matches; any other list, every match."""
+    params = query_params(query)
+    if "agent_id" in params and set(params) <= {"agent_id", "limit", "offset"}:
+        return {f"agent:{int(params['agent_id'])}"} if is_id(params["agent_id"]) else None
+    return {changes.MATCHES}
+
+
 @router.get("", response_model=Page[MatchOut])
+@cached(_list_tags)
 def list_matches(
     session: SessionDep,
     paging: PagingDep,
@@ -136,43 +51,24 @@ def list_matches(
     user: OptionalUser = None,
 ) -> Response:
     """Matches, newest first, filtered by any of agent, version, ladder, league, status, kind."""
-    match_filter = []
-    if ladder_id is not None:
-        match_filter.append(Match.ladder_id == ladder_id)
-    if league_id is not None:
-        match_filter.append(Match.league_id == league_id)
-    if match_status is not None:
-        match_filter.append(Match.status == match_status)
-    if kind is not None:
-        match_filter.append(Match.kind == kind)
-    seat_filter = []
-    if agent_id is not None:
-        seat_filter.append(MatchSeat.agent_id == agent_id)
-    if version_id is not None:
-        seat_filter.append(MatchSeat.version_id == version_id)
-    if seat_filter:
-        # An agent's page: driven by the seats' (agent_id, match_id) index, newest first,
-        # rather than by scanning all matches backwards for the few that are the agent's.
-        ids = select(MatchSeat.match_id.label("id")).where(*seat_filter)
-        if match_filter:
-            ids = ids.join(Match, Match.id == MatchSeat.match_id).where(*match_filter)
-        sub = ids.distinct().subquery()  # an agent may hold two seats (two of its versions)
-        ordered = select(sub.c.id).order_by(sub.c.id.desc())
-    else:
-        ordered = select(Match.id).where(*match_filter).order_by(Match.id.desc())
-    total = count(session, ordered)
-    page = ordered.limit(paging.limit).offset(paging.offset)
-    matches = session.execute(
-        select(*MATCH_COLUMNS).where(Match.id.in_(page)).order_by(Match.id.desc())
-    ).all()
-    items = match_dicts(session, matches, page, admin=is_admin(user))
-    return respond_page(MatchOut, items, total, paging)
+    page = crud.matches.list_matches(
+        session,
+        paging,
+        agent_id=agent_id,
+        version_id=version_id,
+        ladder_id=ladder_id,
+        league_id=league_id,
+        status=match_status,
+        kind=kind,
+        admin=is_admin(user),
+    )
+    return respond(page)
 
 
 @router.get("/{match_id}", response_model=MatchOut, responses=ERR_404)
+@cached("match:{match_id}")
 def get_match(match_id: IdPath, session: SessionDep, user: OptionalUser = None) -> Response:
-    match = get_or_404(session, Match, match_id, "match")
-    return respond(match_outs(session, [match], admin=is_admin(user))[0])
+    return respond(crud.matches.get_match(session, match_id, admin=is_admin(user)))
 
 
 @router.get(
@@ -183,13 +79,10 @@ def get_match(match_id: IdPath, session: SessionDep, user: OptionalUser = None) 
         **ERR_404,
     },
 )
+@cached("match:{match_id}")
 def get_log(match_id: IdPath, session: SessionDep) -> Any:
     """The match's cow006-match-1 log (once it has finished)."""
-    get_or_404(session, Match, match_id, "match")
-    log = results.read_log(session, match_id)
-    if log is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "this match has no log (yet)")
-    return JSONResponse(log)
+    return JSONResponse(crud.matches.log(session, match_id))
 
 
 @router.get(
@@ -202,20 +95,4 @@ def get_stderr(
     session: SessionDep,
 ) -> Response:
     """What the bot in ``seat`` wrote to stderr (its agent's owner and admins only)."""
-    get_or_404(session, Match, match_id, "match")
-    row = session.execute(
-        select(MatchSeat, Agent, AgentVersion.number)
-        .join(Agent, Agent.id == MatchSeat.agent_id)
-        .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
-        .where(MatchSeat.match_id == match_id, MatchSeat.seat == seat)
-    ).first()
-    if row is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such seat")
-    match_seat, agent, number = row
-    if not (user.is_admin or agent.owner_id == user.id):
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "only the bot's owner reads its stderr")
-    return respond(
-        StderrOut(
-            match_id=match_id, seat=seat, label=f"{agent.name}@{number}", stderr=match_seat.stderr
-        )
-    )
+    return respond(crud.matches.stderr(session, match_id, seat, user))

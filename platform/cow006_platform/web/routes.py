@@ -4,8 +4,9 @@ Every page works without JavaScript for what it shows (leaderboards, versions, p
 schedules, standings, a match's turns as text); JavaScript adds what needs the browser:
 refreshing the leaderboard from the JSON API, the owner's private views (the API token is kept
 in ``localStorage`` and sent as a Bearer token, never as a cookie), the replay viewer, and the
-upload page.  Pages read their data through the API's own route functions (the very JSON the
-scripts poll), plus a few page-only queries (rating history, head-to-head summary).
+upload page.  Pages read their data from the query layer (``crud``) the API's routes answer
+from (the very rows the scripts poll as JSON), plus a few page-only rows there (an agent's
+ladders, rating history and rivals).
 
 Pages: ``/``, ``/ladders/{id}``, ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}``,
 ``/upload``; static files under ``/static/``.  See docs/web.md.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable
@@ -27,30 +27,18 @@ import jinja2
 from fastapi import APIRouter, HTTPException, Request, Response, status
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
-from sqlalchemy import and_, case, func, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session
 
 from cow006.cards import HEADS, N_ROWS
 
+from .. import crud
 from .. import leagues as league_service
-from ..deps import Paging, SessionDep
-from ..models import (
-    Agent,
-    AgentVersion,
-    Ladder,
-    LadderEntry,
-    Match,
-    MatchSeat,
-    MatchStatus,
-    Rating,
-    RatingPoint,
-)
+from ..crud import Paging
+from ..deps import SessionDep
+from ..models import MatchStatus
 from ..results import read_log
-from ..routers import agents as agents_api
-from ..routers import ladders as ladders_api
-from ..routers import leagues as leagues_api
-from ..routers import matches as matches_api
-from ..schemas import MAX_ID
+from ..routers.common import http_error
+from ..schemas import MAX_ID, MatchOut, Page
 from . import plots
 
 HERE = Path(__file__).parent
@@ -144,7 +132,10 @@ def html_errors(page: Callable[P, Response]) -> Callable[P, Response]:
     @functools.wraps(page)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> Response:
         try:
-            return page(*args, **kwargs)
+            try:
+                return page(*args, **kwargs)
+            except crud.Refused as refused:
+                raise http_error(refused) from refused
         except HTTPException as exc:
             request = kwargs["request"]
             assert isinstance(request, Request)
@@ -170,16 +161,8 @@ def refresh_period(seconds: int) -> int:
     return min(60, max(1, seconds))
 
 
-def api_json(response: Response) -> Any:
-    """The body of an API route's JSON response (the routes serialize their own answers)."""
-    return json.loads(bytes(response.body))
-
-
-def _matches(session: Session, limit: int, **filters: Any) -> dict[str, Any]:
-    page: dict[str, Any] = api_json(
-        matches_api.list_matches(session=session, paging=Paging(limit, 0), **filters)
-    )
-    return page
+def _matches(session: Session, limit: int, **filters: Any) -> Page[MatchOut]:
+    return crud.matches.list_matches(session, Paging(limit, 0), **filters)
 
 
 # --- pages -------------------------------------------------------------------------------
@@ -190,8 +173,8 @@ def _matches(session: Session, limit: int, **filters: Any) -> dict[str, Any]:
 def home(request: Request, session: SessionDep) -> Response:
     """Ladders and leagues with their state, and the latest matches."""
     paging = Paging(LIST_LIMIT, 0)
-    ladders = api_json(ladders_api.list_ladders(session=session, paging=paging))
-    leagues = api_json(leagues_api.list_leagues(session=session, paging=paging))
+    ladders = crud.ladders.list_ladders(session, paging)
+    leagues = crud.leagues.list_leagues(session, paging)
     recent = _matches(session, RECENT_MATCHES)
     return render(
         request,
@@ -207,18 +190,16 @@ def ladder_page(
 ) -> Response:
     """The leaderboard (server-rendered, refreshed by ladder.js) and the latest matches."""
     lid = ident(ladder_id, "ladder")
-    ladder = api_json(ladders_api.get_ladder(ladder_id=lid, session=session))
-    board = api_json(
-        ladders_api.leaderboard(ladder_id=lid, session=session, paging=Paging(LIST_LIMIT, 0))
-    )
+    ladder = crud.ladders.get_ladder(session, lid)
+    board = crud.ladders.leaderboard(session, lid, Paging(LIST_LIMIT, 0))
     recent = _matches(session, RECENT_MATCHES, ladder_id=lid)
-    running = _matches(session, 1, ladder_id=lid, match_status=MatchStatus.running)["total"]
-    queued = _matches(session, 1, ladder_id=lid, match_status=MatchStatus.queued)["total"]
+    running = _matches(session, 1, ladder_id=lid, status=MatchStatus.running).total
+    queued = _matches(session, 1, ladder_id=lid, status=MatchStatus.queued).total
     return render(
         request,
         "ladder.html",
         {
-            "title": f"Ladder {ladder['name']}",
+            "title": f"Ladder {ladder.name}",
             "ladder": ladder,
             "board": board,
             "recent": recent,
@@ -229,126 +210,23 @@ def ladder_page(
     )
 
 
-def _entries(session: Session, agent_id: int) -> list[dict[str, Any]]:
-    """The agent's ladder entries with the current rating of the version each plays."""
-    rows = session.execute(
-        select(
-            Ladder.id,
-            Ladder.name,
-            Ladder.state,
-            Ladder.mu.label("ladder_mu"),
-            Ladder.sigma.label("ladder_sigma"),
-            LadderEntry.active,
-            AgentVersion.number,
-            Rating.mu,
-            Rating.sigma,
-            Rating.matches,
-            Rating.wins,
-        )
-        .join(Ladder, Ladder.id == LadderEntry.ladder_id)
-        .join(AgentVersion, AgentVersion.id == LadderEntry.version_id)
-        .outerjoin(
-            Rating,
-            (Rating.ladder_id == LadderEntry.ladder_id)
-            & (Rating.version_id == LadderEntry.version_id),
-        )
-        .where(LadderEntry.agent_id == agent_id)
-        .order_by(Ladder.id)
-    ).all()
-    out = []
-    for r in rows:
-        mu = r.mu if r.mu is not None else r.ladder_mu
-        sigma = r.sigma if r.sigma is not None else r.ladder_sigma
-        out.append(
-            {
-                "ladder_id": r.id,
-                "ladder": r.name,
-                "state": r.state.value,
-                "active": r.active,
-                "version": r.number,
-                "mu": mu,
-                "sigma": sigma,
-                "conservative": mu - 3 * sigma,
-                "matches": r.matches or 0,
-                "wins": r.wins or 0,
-            }
-        )
-    return out
-
-
 def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
     """Per ladder the agent was rated in: its latest rating points and their plot."""
-    version_ids = select(AgentVersion.id).where(AgentVersion.agent_id == agent_id)
-    ladders = session.execute(
-        select(Ladder.id, Ladder.name, func.count(RatingPoint.id))
-        .join(RatingPoint, RatingPoint.ladder_id == Ladder.id)
-        .where(RatingPoint.version_id.in_(version_ids))
-        .group_by(Ladder.id, Ladder.name)
-        .order_by(Ladder.id)
-    ).all()
     out = []
-    for ladder_id, name, total in ladders:
-        rows = session.execute(
-            select(RatingPoint.match_id, AgentVersion.number, RatingPoint.mu, RatingPoint.sigma)
-            .join(AgentVersion, AgentVersion.id == RatingPoint.version_id)
-            .where(RatingPoint.version_id.in_(version_ids), RatingPoint.ladder_id == ladder_id)
-            .order_by(RatingPoint.id.desc())
-            .limit(MAX_PLOT_POINTS)
-        ).all()
-        points = [plots.RatingPoint(r[0], r[1], r[2], r[3]) for r in reversed(rows)]
+    for series in crud.agents.rating_series(session, agent_id, MAX_PLOT_POINTS):
+        points = [plots.RatingPoint(*p) for p in series.points]
+        title = f"Rating history in ladder {series.ladder}"
         out.append(
             {
-                "ladder_id": ladder_id,
-                "ladder": name,
-                "total": total,
+                "ladder_id": series.ladder_id,
+                "ladder": series.ladder,
+                "total": series.total,
                 "shown": len(points),
                 "last": points[-1],
-                "svg": plots.rating_history_svg(
-                    points, f"Rating history in ladder {name}", f"plot-{ladder_id}"
-                ),
+                "svg": plots.rating_history_svg(points, title, f"plot-{series.ladder_id}"),
             }
         )
     return out
-
-
-def _head_to_head(session: Session, agent_id: int) -> list[dict[str, Any]]:
-    """The agents this one met most in finished matches, with who finished ahead (like
-    ``ratings.head_to_head``, for the top opponents at once)."""
-    me, other = aliased(MatchSeat), aliased(MatchSeat)
-    met = func.count().label("matches")
-    rows = session.execute(
-        select(
-            other.agent_id,
-            Agent.name,
-            met,
-            func.coalesce(func.sum(case((me.score < other.score, 1), else_=0)), 0),
-            func.coalesce(func.sum(case((me.score > other.score, 1), else_=0)), 0),
-            func.coalesce(func.sum(case((me.score == other.score, 1), else_=0)), 0),
-            func.avg(me.score),
-            func.avg(other.score),
-        )
-        .select_from(Match)
-        .join(me, and_(me.match_id == Match.id, me.agent_id == agent_id))
-        .join(other, and_(other.match_id == Match.id, other.agent_id != agent_id))
-        .join(Agent, Agent.id == other.agent_id)
-        .where(Match.status == MatchStatus.finished)
-        .group_by(other.agent_id, Agent.name)
-        .order_by(met.desc(), other.agent_id)
-        .limit(HEAD_TO_HEAD_ROWS)
-    ).all()
-    return [
-        {
-            "agent_id": r[0],
-            "agent": r[1],
-            "matches": int(r[2]),
-            "ahead": int(r[3]),
-            "behind": int(r[4]),
-            "ties": int(r[5]),
-            "mean_score": None if r[6] is None else float(r[6]),
-            "their_mean_score": None if r[7] is None else float(r[7]),
-        }
-        for r in rows
-    ]
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
@@ -356,23 +234,19 @@ def _head_to_head(session: Session, agent_id: int) -> list[dict[str, Any]]:
 def agent_page(request: Request, agent_id: str, session: SessionDep) -> Response:
     """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals."""
     aid = ident(agent_id, "agent")
-    agent = api_json(agents_api.get_agent(agent_id=aid, session=session))
-    versions = api_json(
-        agents_api.list_versions(
-            agent_id=aid, user=None, session=session, paging=Paging(LIST_LIMIT, 0)
-        )
-    )
+    agent = crud.agents.get_agent(session, aid)
+    versions = crud.agents.list_versions(session, aid, None, Paging(LIST_LIMIT, 0))
     return render(
         request,
         "agent.html",
         {
-            "title": f"Agent {agent['name']}",
+            "title": f"Agent {agent.name}",
             "agent": agent,
             "versions": versions,
-            "entries": _entries(session, aid),
+            "entries": crud.ladders.agent_entries(session, aid),
             "histories": _histories(session, aid),
             "recent": _matches(session, RECENT_MATCHES, agent_id=aid),
-            "rivals": _head_to_head(session, aid),
+            "rivals": crud.agents.rivals(session, aid, HEAD_TO_HEAD_ROWS),
         },
     )
 
@@ -384,28 +258,26 @@ def league_page(
 ) -> Response:
     """Progress, standings and the schedule round by round."""
     lid = ident(league_id, "league")
-    league = api_json(leagues_api.get_league(league_id=lid, session=session))
-    table = api_json(leagues_api.standings(league_id=lid, session=session))
-    schedule = api_json(
-        leagues_api.schedule(league_id=lid, session=session, paging=Paging(SCHEDULE_LIMIT, 0))
-    )
-    by_round: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for m in schedule["items"]:
-        by_round[m["league_round"] or 0].append(m)
-    progress = league["progress"]
-    settled = progress["finished"] + progress["failed"]
-    per_round = len(league_service.table_sizes(len(league["entrants"]), league["table_size"]))
+    league = crud.leagues.get_league(session, lid)
+    table = crud.leagues.standings(session, lid)
+    schedule = crud.leagues.schedule(session, lid, Paging(SCHEDULE_LIMIT, 0))
+    by_round: dict[int, list[MatchOut]] = defaultdict(list)
+    for m in schedule.items:
+        by_round[m.league_round or 0].append(m)
+    progress = league.progress
+    settled = progress.finished + progress.failed
+    per_round = len(league_service.table_sizes(len(league.entrants), league.table_size))
     return render(
         request,
         "league.html",
         {
-            "title": f"League {league['name']}",
+            "title": f"League {league.name}",
             "league": league,
             "standings": table,
             "schedule": schedule,
             "rounds": sorted(by_round.items()),
             "settled": settled,
-            "expected": max(per_round * league["rounds"], progress["matches"]),
+            "expected": max(per_round * league.rounds, progress.matches),
             "refresh": refresh_period(refresh),
         },
     )
@@ -450,17 +322,11 @@ def match_page(
 ) -> Response:
     """The replay viewer (replay.js) over the log embedded in the page, with a text view."""
     mid = ident(match_id, "match")
-    match = api_json(matches_api.get_match(match_id=mid, session=session))
-    log = read_log(session, mid) if match["status"] == MatchStatus.finished.value else None
+    match = crud.matches.get_match(session, mid)
+    log = read_log(session, mid) if match.status == MatchStatus.finished else None
     seats = [
-        {
-            "seat": p["seat"],
-            "label": p["label"],
-            "agent_id": p["agent_id"],
-            "owner_id": p["owner_id"],
-            "owner": p["owner"],
-        }
-        for p in match["participants"]
+        p.model_dump(include={"seat", "label", "agent_id", "owner_id", "owner"})
+        for p in match.participants
     ]
     return render(
         request,

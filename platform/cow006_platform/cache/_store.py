@@ -1,0 +1,169 @@
+"""The store of the page cache: entries by key, least recently used first out, dropped by
+the tags of the data they show, within a budget of bytes; and the queue of pages to render
+again (``pending``), which invalidation fills."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .. import changes
+
+
+@dataclass
+class Entry:
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    etag: bytes
+    tags: frozenset[str]
+    expires: float
+    reads: int = 0  # hits since it was stored
+    warm: bool = False  # rendered ahead by warming: worth keeping even before a first read
+    stale_since: float | None = None  # its data changed elsewhere; being rendered again
+    route: str = ""  # the label of the route that answered: request metrics count its hits under it
+    cost: int = 0  # the bytes it is counted for against the budget (``entry_cost``)
+
+
+# Bytes an entry costs beyond its key, body and headers: the Entry, its dict slots and tags.
+ENTRY_OVERHEAD = 512
+
+
+def entry_cost(key: str, entry: Entry) -> int:
+    """What an entry holds in memory, as counted against ``cache_bytes``: its key too (a key
+    may be kilobytes long, the answer a few bytes)."""
+    headers = sum(len(k) + len(v) for k, v in entry.headers)
+    return ENTRY_OVERHEAD + len(key) + len(entry.body) + headers + len(entry.etag)
+
+
+class Store:
+    """One process's cached answers (``entries``), the keys showing each tag (``by_tag``),
+    and the pages queued to be rendered ahead (``pending``)."""
+
+    def __init__(self, *, max_bytes: int, max_age: float, stale_seconds: float = 0.0) -> None:
+        self.max_bytes = max_bytes
+        self.max_age = max_age
+        self.stale_seconds = stale_seconds
+        self.entries: OrderedDict[str, Entry] = OrderedDict()
+        self.by_tag: dict[str, set[str]] = {}
+        self.size = 0
+        # Bumped by every invalidation, whose tags are remembered for a while: an answer
+        # rendered across an invalidation of one of its tags is not stored (it may show the
+        # data from before the change).
+        self.generation = 0
+        self.recent: deque[tuple[int, frozenset[str]]] = deque(maxlen=1024)
+        self.last_sweep = time.monotonic()
+        # Pages to render ahead (warming, refresh), in order; the value: warmed (True) or
+        # refreshed after a read (False).
+        self.pending: OrderedDict[str, bool] = OrderedDict()
+
+    def _queued(self) -> None:
+        """Pages were queued to be rendered ahead (the page cache wakes its render task)."""
+
+    def _queue(self, keys: Iterable[str]) -> None:
+        """Queue pages people read to be rendered again, ahead of any warming still to do."""
+        for key in keys:
+            self.pending[key] = False
+            self.pending.move_to_end(key, last=False)
+        if self.pending:
+            self._queued()
+
+    def _unchanged_since(self, generation: int, tags: frozenset[str]) -> bool:
+        if generation == self.generation:
+            return True
+        later = [(g, t) for g, t in self.recent if g > generation]
+        if len(later) < self.generation - generation:  # forgotten: assume the worst
+            return False
+        return not any(changes.EVERYTHING in t or not t.isdisjoint(tags) for _, t in later)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.by_tag.clear()
+        self.size = 0
+        self.generation += 1
+        self.recent.append((self.generation, frozenset({changes.EVERYTHING})))
+
+    def invalidate(self, tags: set[str], *, local: bool = False) -> None:
+        """Drop the pages showing ``tags``, and queue those worth having to be rendered again.
+
+        A change made elsewhere (``local`` False: polled from the feed) already reaches this
+        process up to a poll late; a page that readers want is then kept, marked stale, and
+        answered for up to ``stale_seconds`` more while it is rendered again, so that readers
+        do not queue behind its render.  This process's own changes drop their pages at once:
+        whoever wrote reads their write.
+        """
+        if not tags:
+            return
+        if changes.EVERYTHING in tags:
+            self._queue(key for key, entry in self.entries.items() if entry.reads or entry.warm)
+            self.clear()
+            return
+        self.generation += 1
+        self.recent.append((self.generation, frozenset(tags)))
+        now = time.monotonic()
+        keep_stale = not local and self.stale_seconds > 0
+        again = []
+        for tag in tags:
+            for key in list(self.by_tag.get(tag, ())):
+                entry = self.entries[key]
+                wanted = bool(entry.reads or entry.warm)
+                if wanted:
+                    again.append(key)
+                if wanted and keep_stale:
+                    if entry.stale_since is None:  # the bound runs from the first change
+                        entry.stale_since = now
+                else:
+                    self._drop(key)
+        self._queue(again)
+
+    def _drop(self, key: str) -> Entry | None:
+        entry = self.entries.pop(key, None)
+        if entry is None:
+            return None
+        self.size -= entry.cost
+        for tag in entry.tags:
+            keys = self.by_tag.get(tag)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self.by_tag[tag]
+        return entry
+
+    def get(self, key: str) -> Entry | None:
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        now = time.monotonic()
+        if entry.expires < now or (
+            entry.stale_since is not None and now - entry.stale_since > self.stale_seconds
+        ):
+            self._drop(key)
+            return None
+        self.entries.move_to_end(key)
+        if entry.stale_since is None and self._ageing(entry) and key not in self.pending:
+            self._queue([key])  # read and near ``max_age``: renewed before it runs out
+        return entry
+
+    def _ageing(self, entry: Entry) -> bool:
+        return entry.expires - time.monotonic() < self.max_age * 0.1
+
+    def expire(self) -> None:
+        """Drop every entry past its maximum age, read or not (``get`` drops only what it
+        reads: an entry nobody reads again would otherwise stay until pushed out)."""
+        now = self.last_sweep = time.monotonic()
+        for key in [k for k, e in self.entries.items() if e.expires < now]:
+            self._drop(key)
+
+    def put(self, key: str, entry: Entry) -> None:
+        entry.cost = entry_cost(key, entry)
+        if entry.cost > self.max_bytes // 8:
+            return  # one huge answer would push out hundreds of small ones
+        self._drop(key)
+        self.entries[key] = entry
+        self.size += entry.cost
+        for tag in entry.tags:
+            self.by_tag.setdefault(tag, set()).add(key)
+        while self.size > self.max_bytes and self.entries:
+            self._drop(next(iter(self.entries)))

@@ -1,0 +1,92 @@
+"""Rows: pages of them (``?limit=&offset=``, the total, a ``Page`` validated in one call), a
+row's fields, a row by name or id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import DeclarativeBase, Session
+
+from ..schemas import Page
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class Paging:
+    """One page of a list: at most ``limit`` items from ``offset`` on."""
+
+    limit: int
+    offset: int
+
+
+def count(session: Session, query: Select[Any]) -> int:
+    """The number of rows ``query`` would return (without its ordering)."""
+    sub = query.order_by(None).subquery()
+    return session.scalar(select(func.count()).select_from(sub)) or 0
+
+
+def page(
+    item: type[M],
+    rows: Sequence[Any],
+    total: int,
+    paging: Paging,
+    context: dict[str, Any] | None = None,
+) -> Page[M]:
+    """A ``Page[item]`` of ``rows`` (rows or objects read by attribute, or dicts).
+
+    The whole page is validated in one call of pydantic's core: a page of fifty models built
+    one by one in Python costs more than the queries that fill it.  ``context`` goes to the
+    schemas' validators (who may see what: ``schemas.OwnerOnly``, the seeds).
+    """
+    model: type[Page[M]] = Page[item]  # type: ignore[valid-type]
+    data = {"items": rows, "total": total, "limit": paging.limit, "offset": paging.offset}
+    return model.model_validate(data, from_attributes=True, context=context)
+
+
+def paged(
+    session: Session,
+    item: type[M],
+    query: Select[Any],
+    paging: Paging,
+    context: dict[str, Any] | None = None,
+) -> Page[M]:
+    """One page of ``query``'s rows (its entities if it selects one) as ``Page[item]``."""
+    total = count(session, query)
+    result = session.execute(query.limit(paging.limit).offset(paging.offset))
+    rows = result.scalars().all() if len(query.column_descriptions) == 1 else result.all()
+    return page(item, rows, total, paging, context)
+
+
+def paged_counted(session: Session, item: type[M], query: Select[Any], paging: Paging) -> Page[M]:
+    """One page of a column query as ``Page[item]``, and its total in the same round trip.
+
+    The total rides along as a window count (``count(*) OVER ()``, computed before LIMIT);
+    only a page past the end needs a separate count.  For queries whose full result is small
+    (a ladder's entries, one agent's history), not for scans of a whole big table.
+    """
+    total_col = func.count().over().label("_total")
+    rows = session.execute(
+        query.add_columns(total_col).limit(paging.limit).offset(paging.offset)
+    ).all()
+    total = int(rows[0]._total) if rows else 0 if paging.offset == 0 else count(session, query)
+    return page(item, rows, total, paging)
+
+
+def fields(row: DeclarativeBase) -> dict[str, Any]:
+    """A row's column values by name: for a model that shows a table's columns and a field
+    or two more (``{**fields(ladder), "entries": n}``); the model picks what it shows."""
+    return {c.key: getattr(row, c.key) for c in row.__mapper__.column_attrs}
+
+
+def by_name_or_id(session: Session, model: Any, ref: str) -> Any | None:
+    """The ``model`` row named ``ref``, or else with the id ``ref`` (the admin command's way
+    of naming users, ladders and agents); None if there is none."""
+    found = session.scalar(select(model).where(model.name == ref))
+    if found is None and ref.isdigit():
+        found = session.get(model, int(ref))
+    return found

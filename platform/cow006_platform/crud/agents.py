@@ -1,0 +1,404 @@
+"""Agents and their versions: reads (with what only the owner sees), uploads, source files,
+rating history and how two agents fared when they met.
+
+An agent belongs to the user who created it.  Only the owner uploads versions
+(``upload_version``: the checks and caps, then ``storage.store_version``); everybody sees a
+version's status, only the owner and admins why validation rejected it, and its source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+from sqlalchemy import ColumnElement, Select, and_, case, func, select
+from sqlalchemy.orm import Session, aliased
+
+from .. import ratings, storage, workclasses
+from ..models import (
+    Agent,
+    AgentVersion,
+    Ladder,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    RatingPoint,
+    User,
+    VersionStatus,
+    utcnow,
+)
+from ..schemas import (
+    AgentOut,
+    AgentUpdate,
+    HeadToHead,
+    Page,
+    RatingPointOut,
+    SourceFile,
+    SourceOut,
+    VersionOut,
+)
+from ..settings import Settings
+from ._errors import (
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    TooMany,
+    commit,
+    get,
+    refusal,
+    require_free_name,
+    require_owner,
+)
+from ._rows import Paging, paged, paged_counted
+
+# A source file larger than this is listed without its text.
+MAX_SOURCE_TEXT = 256 * 1024
+
+
+# --- agents ------------------------------------------------------------------------------
+
+
+def agents_query() -> Select[Any]:
+    """Agents as ``AgentOut`` columns: owner's name and version counts in the same query
+    (correlated subqueries: each an index lookup on agent_versions.agent_id)."""
+    v = AgentVersion
+    mine = v.agent_id == Agent.id
+    return select(
+        Agent.id,
+        Agent.name,
+        Agent.owner_id,
+        User.name.label("owner"),
+        Agent.disabled,
+        Agent.accepts_challenges,
+        Agent.created_at,
+        select(func.count(v.id)).where(mine).scalar_subquery().label("versions"),
+        select(func.max(v.number)).where(mine).scalar_subquery().label("latest_version"),
+        select(func.max(v.number))
+        .where(mine, v.status == VersionStatus.active)
+        .scalar_subquery()
+        .label("latest_active_version"),
+    ).join(User, User.id == Agent.owner_id)
+
+
+def get_agent(session: Session, agent_id: int) -> AgentOut:
+    row = session.execute(agents_query().where(Agent.id == agent_id)).first()
+    if row is None:
+        raise NotFound("no such agent")
+    return AgentOut.model_validate(row, from_attributes=True)
+
+
+def list_agents(session: Session, paging: Paging, owner_id: int | None = None) -> Page[AgentOut]:
+    """All agents (or one user's), oldest first."""
+    query = agents_query().order_by(Agent.id)
+    if owner_id is not None:
+        query = query.where(Agent.owner_id == owner_id)
+    return paged(session, AgentOut, query, paging)
+
+
+def create_agent(session: Session, name: str, user: User) -> AgentOut:
+    """A new agent owned by ``user`` (names are unique across the arena)."""
+    require_free_name(session, Agent, name, "agent")
+    agent = Agent(name=name, owner_id=user.id)
+    session.add(agent)
+    commit(session, f"the agent name {name!r} is taken")
+    return get_agent(session, agent.id)
+
+
+def update_agent(session: Session, agent_id: int, body: AgentUpdate, user: User) -> AgentOut:
+    """``disabled`` by admins only; ``accepts_challenges`` by the owner (or an admin)."""
+    agent = get(session, Agent, agent_id, "agent")
+    if body.disabled is not None and not user.is_admin:
+        raise Forbidden("admins only")
+    if body.accepts_challenges is not None:
+        require_owner(agent, user)
+        agent.accepts_challenges = body.accepts_challenges
+    if body.disabled is not None:
+        agent.disabled = body.disabled
+    session.commit()
+    return get_agent(session, agent.id)
+
+
+# --- versions ----------------------------------------------------------------------------
+
+
+def _private(agent: Agent, user: User | None) -> dict[str, bool]:
+    """The validation context of a version's answer: the owner and admins see its reasons."""
+    return {"private": user is not None and (user.is_admin or user.id == agent.owner_id)}
+
+
+def _version(session: Session, agent: Agent, number: int) -> AgentVersion:
+    version = session.scalar(
+        select(AgentVersion).where(AgentVersion.agent_id == agent.id, AgentVersion.number == number)
+    )
+    if version is None:
+        raise NotFound("no such version")
+    return version
+
+
+def list_versions(
+    session: Session, agent_id: int, user: User | None, paging: Paging
+) -> Page[VersionOut]:
+    """An agent's versions, oldest first (``reason`` only for the owner and admins)."""
+    agent = get(session, Agent, agent_id, "agent")
+    query = (
+        select(AgentVersion).where(AgentVersion.agent_id == agent.id).order_by(AgentVersion.number)
+    )
+    return paged(session, VersionOut, query, paging, _private(agent, user))
+
+
+def get_version(session: Session, agent_id: int, number: int, user: User | None) -> VersionOut:
+    agent = get(session, Agent, agent_id, "agent")
+    version = _version(session, agent, number)
+    return VersionOut.model_validate(version, from_attributes=True, context=_private(agent, user))
+
+
+def upload_version(
+    session: Session,
+    settings: Settings,
+    agent_id: int,
+    user: User,
+    upload: tuple[str, bytes],
+    address: str | None,
+) -> AgentVersion:
+    """Store an upload (file name, bytes) as the agent's next version, pending validation
+    (committed: the caller sends it to be validated).
+
+    The owner only, for an enabled agent, within the day's caps per user and per address
+    (``workclasses``); an upload identical to a version is a Conflict naming that version.
+    """
+    filename, data = upload
+    agent = get(session, Agent, agent_id, "agent")
+    require_owner(agent, user, admin_too=False)
+    if agent.disabled:
+        raise Conflict("this agent is disabled")
+    since = utcnow() - timedelta(days=1)
+    recent = session.scalar(
+        select(func.count(AgentVersion.id))
+        .join(Agent, Agent.id == AgentVersion.agent_id)
+        .where(Agent.owner_id == user.id, AgentVersion.created_at >= since)
+    )
+    if (recent or 0) >= settings.uploads_per_day:
+        raise TooMany(f"at most {settings.uploads_per_day} uploads a day; try again later")
+    # The same cap per client address, whatever the accounts behind it.
+    refused = workclasses.upload_refusal(session, settings, address)
+    if refused is not None:
+        raise refusal(refused)
+    # Storage addresses uploads by the sha256 of their bytes: a duplicate is found unpacked.
+    existing = session.scalar(
+        select(AgentVersion).where(
+            AgentVersion.agent_id == agent.id,
+            AgentVersion.sha256 == hashlib.sha256(data).hexdigest(),
+        )
+    )
+    if existing is not None:
+        detail = {
+            "message": f"this upload is identical to version {existing.label}",
+            "version_id": existing.id,
+            "number": existing.number,
+        }
+        raise Conflict(detail)
+    try:
+        version = storage.store_version(session, settings, agent.id, filename, data)
+    except storage.UploadError as exc:
+        raise Invalid(str(exc)) from exc
+    version.uploaded_from = address
+    commit(session, "another upload to this agent was being stored; try again")
+    return version
+
+
+def source(
+    session: Session, settings: Settings, agent_id: int, number: int, user: User
+) -> SourceOut:
+    """A version's files, ``bot.py`` first (the owner and admins only)."""
+    agent = get(session, Agent, agent_id, "agent")
+    require_owner(agent, user)
+    version = _version(session, agent, number)
+    root = storage.bot_path(settings, version.sha256)
+    if not root.is_dir():
+        raise NotFound("this version's files are gone")
+    return SourceOut(
+        version_id=version.id,
+        label=version.label,
+        filename=version.filename,
+        sha256=version.sha256,
+        files=_source_files(root),
+    )
+
+
+def _source_files(root: Path) -> list[SourceFile]:
+    """The stored folder's files (storage admits regular files only), bot.py first."""
+    out = []
+    for p in root.rglob("*"):
+        if p.is_symlink() or not p.is_file():  # never follow a link, whatever put it there
+            continue
+        size = p.stat().st_size
+        text = p.read_bytes().decode("utf-8", "replace") if size <= MAX_SOURCE_TEXT else None
+        out.append(SourceFile(path=p.relative_to(root).as_posix(), size=size, text=text))
+    out.sort(key=lambda f: (f.path != storage.BOT_FILE, f.path))
+    return out
+
+
+# --- ratings and meetings ----------------------------------------------------------------
+
+
+def _points(agent_id: int) -> Select[Any]:
+    """The agent's rating points (every version's), oldest first.  A subquery of its version
+    ids keeps the (version_id, ladder_id, id) index usable."""
+    version_ids = select(AgentVersion.id).where(AgentVersion.agent_id == agent_id)
+    return (
+        select(
+            RatingPoint.match_id,
+            RatingPoint.ladder_id,
+            RatingPoint.version_id,
+            AgentVersion.number.label("version"),
+            RatingPoint.mu,
+            RatingPoint.sigma,
+            ratings.conservative(RatingPoint.mu, RatingPoint.sigma).label("conservative"),
+            RatingPoint.created_at,
+        )
+        .join(AgentVersion, AgentVersion.id == RatingPoint.version_id)
+        .where(RatingPoint.version_id.in_(version_ids))
+        .order_by(RatingPoint.id)
+    )
+
+
+def rating_history(
+    session: Session, agent_id: int, paging: Paging, ladder_id: int | None = None
+) -> Page[RatingPointOut]:
+    """The agent's rating after each rated match (all versions), oldest first."""
+    get(session, Agent, agent_id, "agent")
+    query = _points(agent_id)
+    if ladder_id is not None:
+        query = query.where(RatingPoint.ladder_id == ladder_id)
+    return paged_counted(session, RatingPointOut, query, paging)
+
+
+class Rival(BaseModel):
+    """An agent this one met in finished matches, and how this one fared ("ahead": fewer
+    heads in that match): a line of the agent page's head-to-head table."""
+
+    agent_id: int
+    agent: str
+    matches: int
+    ahead: int
+    behind: int
+    ties: int
+    mean_score: float | None
+    their_mean_score: float | None
+
+
+_rivals = TypeAdapter(list[Rival])
+
+# The two seats of a meeting: the agent's, and another one at the same table.
+_ME, _OTHER = aliased(MatchSeat, name="me"), aliased(MatchSeat, name="other")
+
+
+def _count_if(condition: ColumnElement[bool]) -> ColumnElement[int]:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def _met(agent_id: int, *other: ColumnElement[bool]) -> Select[Any]:
+    """How ``agent_id`` fared against the seats matching ``other`` in its finished matches:
+    meetings, ahead, behind, ties, and both sides' mean totals (``_ME`` and ``_OTHER``)."""
+    return (
+        select(
+            func.count().label("matches"),
+            _count_if(_ME.score < _OTHER.score).label("ahead"),
+            _count_if(_ME.score > _OTHER.score).label("behind"),
+            _count_if(_ME.score == _OTHER.score).label("ties"),
+            func.avg(_ME.score).label("mean_score"),
+            func.avg(_OTHER.score).label("their_mean_score"),
+        )
+        .select_from(Match)
+        .join(_ME, and_(_ME.match_id == Match.id, _ME.agent_id == agent_id))
+        .join(_OTHER, and_(_OTHER.match_id == Match.id, *other))
+        .where(Match.status == MatchStatus.finished)
+    )
+
+
+def head_to_head(
+    session: Session, agent_a: int, agent_b: int, ladder_id: int | None = None
+) -> HeadToHead:
+    """How two agents fared in the finished matches they played together (all ladders, or
+    one): matches, a ahead of b, b ahead of a, ties, and each one's mean total there (None
+    when they never met)."""
+    query = _met(agent_a, _OTHER.agent_id == agent_b, _OTHER.id != _ME.id)
+    if ladder_id is not None:
+        query = query.where(Match.ladder_id == ladder_id)
+    met = session.execute(query).one()
+    return HeadToHead(
+        agent_a=agent_a,
+        agent_b=agent_b,
+        ladder_id=ladder_id,
+        matches=met.matches,
+        a_ahead=met.ahead,
+        b_ahead=met.behind,
+        ties=met.ties,
+        a_mean_score=met.mean_score,
+        b_mean_score=met.their_mean_score,
+    )
+
+
+def compare(session: Session, agent_a: int, agent_b: int, ladder_id: int | None) -> HeadToHead:
+    """``head_to_head`` of two existing agents (in an existing ladder, if one is given)."""
+    if agent_a == agent_b:
+        raise Invalid("pick two different agents")
+    get(session, Agent, agent_a, "agent")
+    get(session, Agent, agent_b, "agent")
+    if ladder_id is not None:
+        get(session, Ladder, ladder_id, "ladder")
+    return head_to_head(session, agent_a, agent_b, ladder_id)
+
+
+def rivals(session: Session, agent_id: int, limit: int) -> list[Rival]:
+    """The agents this one met most in finished matches, most met first."""
+    met = func.count()
+    rows = session.execute(
+        _met(agent_id, _OTHER.agent_id != agent_id)
+        .add_columns(_OTHER.agent_id, Agent.name.label("agent"))
+        .join(Agent, Agent.id == _OTHER.agent_id)
+        .group_by(_OTHER.agent_id, Agent.name)
+        .order_by(met.desc(), _OTHER.agent_id)
+        .limit(limit)
+    ).all()
+    return _rivals.validate_python(rows, from_attributes=True)
+
+
+class RatingSeries(BaseModel):
+    """An agent's rating in one ladder: how many rated matches it has there, and the latest
+    of them (match, version number, mu, sigma), oldest first (the agent page's plots)."""
+
+    ladder_id: int
+    ladder: str
+    total: int
+    points: list[tuple[int, int, float, float]]
+
+
+def rating_series(session: Session, agent_id: int, limit: int) -> list[RatingSeries]:
+    """Per ladder the agent was rated in, by ladder id: its latest ``limit`` rating points."""
+    mine = RatingPoint.version_id.in_(
+        select(AgentVersion.id).where(AgentVersion.agent_id == agent_id)
+    )
+    ladders = session.execute(
+        select(Ladder.id, Ladder.name, func.count(RatingPoint.id))
+        .join(RatingPoint, RatingPoint.ladder_id == Ladder.id)
+        .where(mine)
+        .group_by(Ladder.id, Ladder.name)
+        .order_by(Ladder.id)
+    ).all()
+    out = []
+    for ladder_id, name, total in ladders:
+        latest = session.execute(
+            select(RatingPoint.match_id, AgentVersion.number, RatingPoint.mu, RatingPoint.sigma)
+            .join(AgentVersion, AgentVersion.id == RatingPoint.version_id)
+            .where(mine, RatingPoint.ladder_id == ladder_id)
+            .order_by(RatingPoint.id.desc())
+            .limit(limit)
+        ).all()
+        points = [tuple(r) for r in reversed(latest)]
+        out.append(RatingSeries(ladder_id=ladder_id, ladder=name, total=total, points=points))
+    return out

@@ -1,0 +1,264 @@
+"""Ladders, their entries and leaderboards: what the API and the pages read, and the writes.
+
+Every read of an entry goes through ``entries_query``: an entry with its agent, owner and
+version and the current rating of that version in the ladder (the ladder's initial rating
+until its first match).  The leaderboard ranks active entries of enabled agents by the
+conservative rating ``ratings.conservative`` (mu - 3 sigma); a ladder's entries list them in
+order of entry; an agent's page shows its entries in every ladder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+from sqlalchemy import Float, Select, case, cast, func, select
+from sqlalchemy.orm import Session
+
+from .. import ratings
+from ..models import (
+    Agent,
+    AgentVersion,
+    Ladder,
+    LadderEntry,
+    LadderState,
+    Rating,
+    User,
+    VersionStatus,
+)
+from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
+from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
+from ._rows import Paging, paged, paged_counted
+
+# The stored sort key (indexed with the ratings), or the ladder's initial one before a match.
+_CONSERVATIVE = func.coalesce(Rating.conservative, ratings.conservative(Ladder.mu, Ladder.sigma))
+
+
+def entries_query() -> Select[Any]:
+    """Ladder entries with their agent, owner, version and the current rating of the version
+    each plays in its ladder: the one query behind every list of entries."""
+    mu = func.coalesce(Rating.mu, Ladder.mu)
+    sigma = func.coalesce(Rating.sigma, Ladder.sigma)
+    return (
+        select(
+            LadderEntry.id,
+            LadderEntry.ladder_id,
+            Ladder.name.label("ladder"),
+            Ladder.state,
+            LadderEntry.agent_id,
+            Agent.name.label("agent"),
+            Agent.owner_id,
+            User.name.label("owner"),
+            LadderEntry.version_id,
+            AgentVersion.number.label("version"),
+            AgentVersion.label,
+            LadderEntry.active,
+            LadderEntry.entered_at,
+            mu.label("mu"),
+            sigma.label("sigma"),
+            _CONSERVATIVE.label("conservative"),
+            func.coalesce(Rating.matches, 0).label("matches"),
+            func.coalesce(Rating.wins, 0).label("wins"),
+        )
+        .join(Ladder, Ladder.id == LadderEntry.ladder_id)
+        .join(Agent, Agent.id == LadderEntry.agent_id)
+        .join(User, User.id == Agent.owner_id)
+        .join(AgentVersion, AgentVersion.id == LadderEntry.version_id)
+        .outerjoin(
+            Rating,
+            (Rating.ladder_id == LadderEntry.ladder_id)
+            & (Rating.version_id == LadderEntry.version_id),
+        )
+    )
+
+
+# --- reads -------------------------------------------------------------------------------
+
+
+def _ladders_query() -> Select[Any]:
+    entries = (
+        select(func.count(LadderEntry.id))
+        .where(LadderEntry.ladder_id == Ladder.id, LadderEntry.active.is_(True))
+        .scalar_subquery()
+    )
+    return select(*Ladder.__table__.columns, entries.label("entries"))
+
+
+def list_ladders(session: Session, paging: Paging) -> Page[LadderOut]:
+    return paged(session, LadderOut, _ladders_query().order_by(Ladder.id), paging)
+
+
+def get_ladder(session: Session, ladder_id: int) -> LadderOut:
+    row = session.execute(_ladders_query().where(Ladder.id == ladder_id)).first()
+    if row is None:
+        raise NotFound("no such ladder")
+    return LadderOut.model_validate(row, from_attributes=True)
+
+
+def entries(
+    session: Session, ladder_id: int, paging: Paging, *, include_withdrawn: bool = False
+) -> Page[EntryOut]:
+    """The ladder's entries in order of entry (withdrawn ones on request)."""
+    get(session, Ladder, ladder_id, "ladder")
+    query = entries_query().where(LadderEntry.ladder_id == ladder_id).order_by(LadderEntry.id)
+    if not include_withdrawn:
+        query = query.where(LadderEntry.active.is_(True))
+    return paged(session, EntryOut, query, paging)
+
+
+def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[LeaderboardRow]:
+    """Active entries of enabled agents, best first: ranked by the conservative rating of the
+    version each plays, earlier entries first among equals."""
+    get(session, Ladder, ladder_id, "ladder")
+    order = (_CONSERVATIVE.desc(), LadderEntry.id)
+    matches = func.coalesce(Rating.matches, 0)
+    query = (
+        entries_query()
+        .add_columns(
+            func.row_number().over(order_by=order).label("rank"),
+            case((matches > 0, cast(Rating.wins, Float) / matches)).label("win_rate"),
+        )
+        .where(
+            LadderEntry.ladder_id == ladder_id,
+            LadderEntry.active.is_(True),
+            Agent.disabled.is_(False),
+        )
+        .order_by(*order)
+    )
+    return paged_counted(session, LeaderboardRow, query, paging)
+
+
+class AgentEntry(BaseModel):
+    """One of an agent's ladder entries with the current rating of the version it plays
+    there (the agent's web page)."""
+
+    ladder_id: int
+    ladder: str
+    state: LadderState
+    active: bool
+    version: int
+    mu: float
+    sigma: float
+    conservative: float
+    matches: int
+    wins: int
+
+
+_agent_entries = TypeAdapter(list[AgentEntry])
+
+
+def agent_entries(session: Session, agent_id: int) -> list[AgentEntry]:
+    """The agent's entries (withdrawn ones too), by ladder."""
+    rows = session.execute(
+        entries_query().where(LadderEntry.agent_id == agent_id).order_by(Ladder.id)
+    ).all()
+    return _agent_entries.validate_python(rows, from_attributes=True)
+
+
+def warm_keys(session: Session, limit: int) -> list[str]:
+    """The API pages most read, to render before anyone asks (the page cache's warming), at
+    most ``limit``: every list of matches; for each ladder that is not closed, the ladder, its
+    leaderboard pages (as the API's default page size and as the ladder web page reads them)
+    and its latest matches; then, best first, the pages of its entered agents (the agent,
+    its rating history, its matches)."""
+    ladders = session.scalars(
+        select(Ladder.id).where(Ladder.state != LadderState.closed).order_by(Ladder.id)
+    ).all()
+    entered: dict[int, list[int]] = {ladder: [] for ladder in ladders}
+    rows = session.execute(
+        entries_query()
+        .with_only_columns(LadderEntry.ladder_id, LadderEntry.agent_id)
+        .where(LadderEntry.ladder_id.in_(ladders), LadderEntry.active.is_(True))
+        .order_by(
+            LadderEntry.ladder_id,
+            func.coalesce(Rating.conservative, -1e9).desc(),
+            LadderEntry.agent_id,
+        )
+    )
+    for ladder_id, agent_id in rows:
+        entered[ladder_id].append(agent_id)
+    keys = ["/api/matches"]
+    for ladder, agents in entered.items():
+        base = f"/api/ladders/{ladder}"
+        keys += [base, f"{base}/leaderboard", f"{base}/leaderboard?limit=200"]
+        keys.append(f"/api/matches?ladder_id={ladder}&limit=15")
+        keys += [f"{base}/leaderboard?offset={k}" for k in range(50, len(agents), 50)]
+    for agent in dict.fromkeys(a for agents in entered.values() for a in agents):
+        keys += [f"/api/agents/{agent}", f"/api/agents/{agent}/ratings"]
+        keys.append(f"/api/matches?agent_id={agent}")
+    return keys[:limit]
+
+
+# --- writes (each commits) ---------------------------------------------------------------
+
+
+def create_ladder(session: Session, body: LadderCreate) -> LadderOut:
+    """A new open ladder; the draw probability defaults to ``ratings.DEFAULT_DRAW_PROBABILITY``."""
+    require_free_name(session, Ladder, body.name, "ladder")
+    values = body.model_dump()
+    if values["draw_probability"] is None:
+        values["draw_probability"] = ratings.DEFAULT_DRAW_PROBABILITY
+    ladder = Ladder(**values, state=LadderState.open)
+    session.add(ladder)
+    commit(session, f"the ladder name {body.name!r} is taken")
+    return get_ladder(session, ladder.id)
+
+
+def set_state(session: Session, ladder_id: int, state: LadderState) -> LadderOut:
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    ladder.state = state
+    session.commit()
+    return get_ladder(session, ladder_id)
+
+
+def _entry(session: Session, entry_id: int) -> EntryOut:
+    row = session.execute(entries_query().where(LadderEntry.id == entry_id)).one()
+    return EntryOut.model_validate(row, from_attributes=True)
+
+
+def enter(session: Session, ladder_id: int, body: EntryCreate, user: User) -> tuple[EntryOut, bool]:
+    """Enter the caller's agent with one of its active versions, or switch the version of its
+    entry (earlier versions keep their ratings); the entry, and whether it is new."""
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    agent = get(session, Agent, body.agent_id, "agent")
+    require_owner(agent, user, admin_too=False)
+    version = session.get(AgentVersion, body.version_id)
+    if version is None or version.agent_id != agent.id:
+        raise NotFound("no such version of this agent")
+    if ladder.state == LadderState.closed:
+        raise Conflict("this ladder is closed")
+    if agent.disabled:
+        raise Conflict("this agent is disabled")
+    if version.status != VersionStatus.active:
+        raise Conflict(f"version {version.label} is {version.status.value}, not active")
+    entry = session.scalar(
+        select(LadderEntry).where(
+            LadderEntry.ladder_id == ladder.id, LadderEntry.agent_id == agent.id
+        )
+    )
+    created = entry is None
+    if entry is None:
+        entry = LadderEntry(ladder_id=ladder.id, agent_id=agent.id, version_id=version.id)
+        session.add(entry)
+    else:
+        entry.version_id = version.id
+        entry.active = True
+    commit(session, "this agent was being entered concurrently; try again")
+    return _entry(session, entry.id), created
+
+
+def withdraw(session: Session, ladder_id: int, agent_id: int, user: User) -> None:
+    """Withdraw the caller's agent from the ladder; its ratings and matches stay."""
+    get(session, Ladder, ladder_id, "ladder")
+    require_owner(get(session, Agent, agent_id, "agent"), user, admin_too=False)
+    entry = session.scalar(
+        select(LadderEntry).where(
+            LadderEntry.ladder_id == ladder_id,
+            LadderEntry.agent_id == agent_id,
+            LadderEntry.active.is_(True),
+        )
+    )
+    if entry is None:
+        raise NotFound("this agent is not entered here")
+    entry.active = False
+    session.commit()
