@@ -130,3 +130,9 @@ def rotate_token(
     new, secret = _add(session, settings, user, row.name, row.expires_at)
     session.commit()
     return TokenCreated.model_validate({**_token(new, current), "token": secret})
+
+
+def pending(session: Session) -> list[tuple[str, datetime]]:
+    """The users waiting for an admin's approval (name, registered), oldest first."""
+    query = select(User.name, User.created_at).where(User.pending.is_(True)).order_by(User.id)
+    return [(name, created) for name, created in session.execute(query)]
