@@ -403,18 +403,26 @@ class Standings(BaseModel):
     standings: list[StandingRow]
 
 
-class HeadToHead(BaseModel):
-    """Finished matches two agents played together: who finished ahead (fewer heads)."""
+class Meetings(BaseModel):
+    """The finished matches agent a played with agent b: who finished ahead (fewer heads in
+    that match), and each one's mean total there (null when they never met)."""
 
-    agent_a: int
-    agent_b: int
-    ladder_id: int | None
     matches: int
     a_ahead: int
     b_ahead: int
     ties: int
     a_mean_score: float | None
     b_mean_score: float | None
+
+
+class _Pair(BaseModel):
+    agent_a: int
+    agent_b: int
+    ladder_id: int | None
+
+
+class HeadToHead(Meetings, _Pair):
+    """Finished matches two agents played together: who finished ahead (fewer heads)."""
 
 
 # --- matches and challenges ----------------------------------------------------------------

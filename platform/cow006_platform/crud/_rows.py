@@ -11,9 +11,28 @@ from pydantic import BaseModel
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
+from ..models import Agent, AgentVersion, User
 from ..schemas import Page
 
 M = TypeVar("M", bound=BaseModel)
+
+# How answers name a version: its label, its agent's name and the agent's owner (selected
+# from a query joined ``with_version``).
+VERSION_FIELDS = (
+    AgentVersion.label,
+    Agent.name.label("agent"),
+    Agent.owner_id,
+    User.name.label("owner"),
+)
+
+
+def with_version(query: Select[Any], version_id: Any) -> Select[Any]:
+    """``query`` joined with the version ``version_id`` names, its agent and their owner."""
+    return (
+        query.join(AgentVersion, AgentVersion.id == version_id)
+        .join(Agent, Agent.id == AgentVersion.agent_id)
+        .join(User, User.id == Agent.owner_id)
+    )
 
 
 @dataclass

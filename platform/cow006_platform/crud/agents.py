@@ -34,6 +34,7 @@ from ..schemas import (
     AgentOut,
     AgentUpdate,
     HeadToHead,
+    Meetings,
     Page,
     RatingPointOut,
     SourceFile,
@@ -277,18 +278,12 @@ def rating_history(
     return paged_counted(session, RatingPointOut, query, paging)
 
 
-class Rival(BaseModel):
-    """An agent this one met in finished matches, and how this one fared ("ahead": fewer
-    heads in that match): a line of the agent page's head-to-head table."""
+class Rival(Meetings):
+    """An agent (b) this one (a) met in finished matches, and how they fared: a line of the
+    agent page's head-to-head table."""
 
     agent_id: int
     agent: str
-    matches: int
-    ahead: int
-    behind: int
-    ties: int
-    mean_score: float | None
-    their_mean_score: float | None
 
 
 _rivals = TypeAdapter(list[Rival])
@@ -302,16 +297,17 @@ def _count_if(condition: ColumnElement[bool]) -> ColumnElement[int]:
 
 
 def _met(agent_id: int, *other: ColumnElement[bool]) -> Select[Any]:
-    """How ``agent_id`` fared against the seats matching ``other`` in its finished matches:
-    meetings, ahead, behind, ties, and both sides' mean totals (``_ME`` and ``_OTHER``)."""
+    """How ``agent_id`` (a) fared against the seats matching ``other`` (b) in its finished
+    matches: meetings, a ahead, b ahead, ties, and both sides' mean totals (``_ME`` and
+    ``_OTHER`` are a's and b's seats)."""
     return (
         select(
             func.count().label("matches"),
-            _count_if(_ME.score < _OTHER.score).label("ahead"),
-            _count_if(_ME.score > _OTHER.score).label("behind"),
+            _count_if(_ME.score < _OTHER.score).label("a_ahead"),
+            _count_if(_ME.score > _OTHER.score).label("b_ahead"),
             _count_if(_ME.score == _OTHER.score).label("ties"),
-            func.avg(_ME.score).label("mean_score"),
-            func.avg(_OTHER.score).label("their_mean_score"),
+            func.avg(_ME.score).label("a_mean_score"),
+            func.avg(_OTHER.score).label("b_mean_score"),
         )
         .select_from(Match)
         .join(_ME, and_(_ME.match_id == Match.id, _ME.agent_id == agent_id))
@@ -330,17 +326,8 @@ def head_to_head(
     if ladder_id is not None:
         query = query.where(Match.ladder_id == ladder_id)
     met = session.execute(query).one()
-    return HeadToHead(
-        agent_a=agent_a,
-        agent_b=agent_b,
-        ladder_id=ladder_id,
-        matches=met.matches,
-        a_ahead=met.ahead,
-        b_ahead=met.behind,
-        ties=met.ties,
-        a_mean_score=met.mean_score,
-        b_mean_score=met.their_mean_score,
-    )
+    ids = {"agent_a": agent_a, "agent_b": agent_b, "ladder_id": ladder_id}
+    return HeadToHead.model_validate({**ids, **met._mapping})
 
 
 def compare(session: Session, agent_a: int, agent_b: int, ladder_id: int | None) -> HeadToHead:

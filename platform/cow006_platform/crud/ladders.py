@@ -28,7 +28,7 @@ from ..models import (
 )
 from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
-from ._rows import Paging, paged, paged_counted
+from ._rows import VERSION_FIELDS, Paging, paged, paged_counted, with_version
 
 # The stored sort key (indexed with the ratings), or the ladder's initial one before a match.
 _CONSERVATIVE = func.coalesce(Rating.conservative, ratings.conservative(Ladder.mu, Ladder.sigma))
@@ -39,36 +39,26 @@ def entries_query() -> Select[Any]:
     each plays in its ladder: the one query behind every list of entries."""
     mu = func.coalesce(Rating.mu, Ladder.mu)
     sigma = func.coalesce(Rating.sigma, Ladder.sigma)
-    return (
-        select(
-            LadderEntry.id,
-            LadderEntry.ladder_id,
-            Ladder.name.label("ladder"),
-            Ladder.state,
-            LadderEntry.agent_id,
-            Agent.name.label("agent"),
-            Agent.owner_id,
-            User.name.label("owner"),
-            LadderEntry.version_id,
-            AgentVersion.number.label("version"),
-            AgentVersion.label,
-            LadderEntry.active,
-            LadderEntry.entered_at,
-            mu.label("mu"),
-            sigma.label("sigma"),
-            _CONSERVATIVE.label("conservative"),
-            func.coalesce(Rating.matches, 0).label("matches"),
-            func.coalesce(Rating.wins, 0).label("wins"),
-        )
-        .join(Ladder, Ladder.id == LadderEntry.ladder_id)
-        .join(Agent, Agent.id == LadderEntry.agent_id)
-        .join(User, User.id == Agent.owner_id)
-        .join(AgentVersion, AgentVersion.id == LadderEntry.version_id)
-        .outerjoin(
-            Rating,
-            (Rating.ladder_id == LadderEntry.ladder_id)
-            & (Rating.version_id == LadderEntry.version_id),
-        )
+    query = select(
+        LadderEntry.id,
+        LadderEntry.ladder_id,
+        Ladder.name.label("ladder"),
+        Ladder.state,
+        LadderEntry.agent_id,
+        LadderEntry.version_id,
+        AgentVersion.number.label("version"),
+        *VERSION_FIELDS,
+        LadderEntry.active,
+        LadderEntry.entered_at,
+        mu.label("mu"),
+        sigma.label("sigma"),
+        _CONSERVATIVE.label("conservative"),
+        func.coalesce(Rating.matches, 0).label("matches"),
+        func.coalesce(Rating.wins, 0).label("wins"),
+    ).join(Ladder, Ladder.id == LadderEntry.ladder_id)
+    return with_version(query, LadderEntry.version_id).outerjoin(
+        Rating,
+        (Rating.ladder_id == LadderEntry.ladder_id) & (Rating.version_id == LadderEntry.version_id),
     )
 
 

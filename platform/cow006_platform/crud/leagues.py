@@ -17,19 +17,17 @@ from sqlalchemy.orm import Session
 
 from .. import leagues
 from ..models import (
-    Agent,
     AgentVersion,
     League,
     LeagueEntrant,
     LeagueState,
     Match,
     MatchStatus,
-    User,
     VersionStatus,
 )
 from ..schemas import LeagueCreate, LeagueOut, MatchOut, Page, Standings
 from ._errors import Conflict, commit, get, require_free_name
-from ._rows import Paging, count, fields, page
+from ._rows import VERSION_FIELDS, Paging, count, fields, page, with_version
 from .matches import matches_page
 
 
@@ -37,18 +35,14 @@ def _leagues(session: Session, rows: Sequence[League]) -> list[dict[str, Any]]:
     """Leagues as LeagueOut's fields: entrants and progress, in two queries for the lot."""
     ids = [lg.id for lg in rows]
     entrants: dict[int, list[Any]] = {i: [] for i in ids}
+    query = select(
+        LeagueEntrant.league_id,
+        LeagueEntrant.version_id,
+        AgentVersion.agent_id,
+        *VERSION_FIELDS,
+    )
     for entrant in session.execute(
-        select(
-            LeagueEntrant.league_id,
-            AgentVersion.id.label("version_id"),
-            AgentVersion.label,
-            Agent.id.label("agent_id"),
-            Agent.owner_id,
-            User.name.label("owner"),
-        )
-        .join(AgentVersion, AgentVersion.id == LeagueEntrant.version_id)
-        .join(Agent, Agent.id == AgentVersion.agent_id)
-        .join(User, User.id == Agent.owner_id)
+        with_version(query, LeagueEntrant.version_id)
         .where(LeagueEntrant.league_id.in_(ids))
         .order_by(LeagueEntrant.id)
     ):

@@ -30,7 +30,7 @@ from ..models import (
 from ..schemas import ChallengeCreate, MatchOut, Page, StderrOut, as_utc
 from ..settings import Settings
 from ._errors import Conflict, Forbidden, NotFound, get, refusal
-from ._rows import Paging, count, page
+from ._rows import VERSION_FIELDS, Paging, count, page, with_version
 
 # What a match's answer shows (not the workers' lease bookkeeping), selected as plain
 # columns: a page is built from rows, without loading ORM objects.
@@ -44,25 +44,20 @@ MATCH_COLUMNS = [
 def seats_query(ids: Select[Any] | Sequence[int]) -> Select[Any]:
     """The seats of the matches ``ids`` (a list, or a query of them) with their version's
     number and label and their agent's name and owner, by match and seat."""
+    seats = select(
+        MatchSeat.match_id,
+        MatchSeat.seat,
+        MatchSeat.version_id,
+        MatchSeat.agent_id,
+        AgentVersion.number,
+        *VERSION_FIELDS,
+        MatchSeat.score,
+        MatchSeat.rank,
+        MatchSeat.faults,
+        MatchSeat.forfeited,
+    )
     return (
-        select(
-            MatchSeat.match_id,
-            MatchSeat.seat,
-            MatchSeat.version_id,
-            AgentVersion.number,
-            AgentVersion.label,
-            MatchSeat.agent_id,
-            Agent.name.label("agent"),
-            Agent.owner_id,
-            User.name.label("owner"),
-            MatchSeat.score,
-            MatchSeat.rank,
-            MatchSeat.faults,
-            MatchSeat.forfeited,
-        )
-        .join(AgentVersion, AgentVersion.id == MatchSeat.version_id)
-        .join(Agent, Agent.id == MatchSeat.agent_id)
-        .join(User, User.id == Agent.owner_id)
+        with_version(seats, MatchSeat.version_id)
         .where(MatchSeat.match_id.in_(ids))
         .order_by(MatchSeat.match_id, MatchSeat.seat)
     )
