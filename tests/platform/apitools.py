@@ -83,6 +83,19 @@ class Api:
         assert r.status_code == 201, r.text
         return dict(r.json())
 
+    def entrant(self, ladder: int) -> tuple[int, int]:
+        """A new user's agent with a fresh version, entered in ``ladder``: (agent, version)."""
+        owner = self.user()
+        agent = self.agent(owner)
+        version = int(self.upload(owner, agent)["id"])
+        r = self.client.post(
+            f"/api/ladders/{ladder}/entries",
+            json={"agent_id": agent, "version_id": version},
+            headers=owner,
+        )
+        assert r.status_code in (200, 201), r.text
+        return agent, version
+
     def ladder(self, admin: dict[str, str], name: str | None = None, **fields: Any) -> int:
         self._n += 1
         r = self.client.post(

@@ -47,18 +47,7 @@ def fast_api(db_url: str, tmp_path: Path) -> Iterator[Api]:
 def _ladder_with_entries(api: Api, n: int = 4) -> tuple[int, list[int], dict[str, str]]:
     admin = api.user(admin=True)
     ladder = api.ladder(admin)
-    versions = []
-    for _ in range(n):
-        owner = api.user()
-        agent = api.agent(owner)
-        version = api.upload(owner, agent)["id"]
-        r = api.client.post(
-            f"/api/ladders/{ladder}/entries",
-            json={"agent_id": agent, "version_id": version},
-            headers=owner,
-        )
-        assert r.status_code in (200, 201), r.text
-        versions.append(version)
+    versions = [api.entrant(ladder)[1] for _ in range(n)]
     return ladder, versions, admin
 
 

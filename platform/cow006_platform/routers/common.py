@@ -37,7 +37,9 @@ def http_error(refused: crud.Refused) -> HTTPException:
 
 
 class ApiRoute(APIRoute):
-    """An API route: a refusal of the query layer (``crud.Refused``) is its HTTP error."""
+    """An API route: a refusal of the query layer (``crud.Refused``) is its HTTP error.
+
+    A subclass may answer errors its own way (``answer_error``: the web pages' HTML)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
@@ -46,9 +48,14 @@ class ApiRoute(APIRoute):
             try:
                 return await handle(request)
             except crud.Refused as refused:
-                raise http_error(refused) from refused
+                return self.answer_error(request, http_error(refused))
+            except HTTPException as error:
+                return self.answer_error(request, error)
 
         return answer
+
+    def answer_error(self, request: Request, error: HTTPException) -> Response:
+        raise error  # FastAPI's own answer: {"detail": ...} with its status and headers
 
 
 def respond(model: BaseModel, status_code: int = status.HTTP_200_OK) -> Response:

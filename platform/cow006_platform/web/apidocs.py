@@ -9,19 +9,16 @@ network without the internet.  These pages load the vendored viewers from
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import re
 import secrets
 
-from fastapi import APIRouter, HTTPException, Response, status
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi import APIRouter, Response
+from fastapi.responses import HTMLResponse
 
-from .routes import CSP, STATIC
+from .routes import CSP, STATIC, file_response, static_url
 
 DOCS = STATIC / "docs"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*\.(css|js)$")
-_MEDIA_TYPES = {"css": "text/css", "js": "text/javascript"}
 
 # The two <style> elements redoc.standalone.js adds as it loads, before ReDoc can be given a
 # nonce (an empty one, and its scrollbar styles): allowed by their sha256.  A new ReDoc
@@ -34,14 +31,9 @@ REDOC_STYLES = (
 router = APIRouter(include_in_schema=False)
 
 
-@functools.cache
-def _version(name: str) -> str:
-    return hashlib.sha256((DOCS / name).read_bytes()).hexdigest()[:10]
-
-
 def asset_url(name: str) -> str:
     """The URL of a vendored file: its content hash changes it whenever the file does."""
-    return f"/static/docs/{name}?v={_version(name)}"
+    return static_url(f"docs/{name}")
 
 
 def _page(
@@ -100,11 +92,4 @@ def redoc() -> HTMLResponse:
 @router.get("/static/docs/{name}")
 def docs_asset(name: str) -> Response:
     """The viewers' scripts and styles (this folder's, nothing else)."""
-    path = DOCS / name
-    if not _NAME.match(name) or not path.is_file():
-        raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
-    return FileResponse(
-        path,
-        media_type=_MEDIA_TYPES[name.rsplit(".", 1)[1]],
-        headers={"Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff"},
-    )
+    return file_response(DOCS, name, _NAME, 86400)

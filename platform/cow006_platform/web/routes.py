@@ -18,13 +18,12 @@ import functools
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Annotated, Any
 
 import jinja2
-from fastapi import APIRouter, HTTPException, Request, Response, status
+from fastapi import APIRouter, Depends, HTTPException, Request, Response, status
 from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.orm import Session
@@ -37,15 +36,13 @@ from ..crud import Paging
 from ..deps import SessionDep
 from ..models import MatchStatus
 from ..results import read_log
-from ..routers.common import http_error
+from ..routers.common import ApiRoute
 from ..schemas import MAX_ID, MatchOut, Page
 from . import plots
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
 _STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(css|js|svg)$")
-_MEDIA_TYPES = {"css": "text/css", "js": "text/javascript", "svg": "image/svg+xml"}
-
 LIST_LIMIT = 200  # ladders, leagues, leaderboard rows, versions on one page
 SCHEDULE_LIMIT = 1000  # league matches on the league page
 RECENT_MATCHES = 15
@@ -61,21 +58,23 @@ CSP = (
     "frame-ancestors 'none'"
 )
 
-router = APIRouter(include_in_schema=False)
-P = ParamSpec("P")
+_NOSNIFF = {"X-Content-Type-Options": "nosniff"}
+# Static files answer a plain 404 (JSON), not an error page: the pages' router includes them.
+files = APIRouter(include_in_schema=False)
 
 
 # --- templates ---------------------------------------------------------------------------
 
 
 @functools.cache
-def static_version(name: str) -> str:
-    """A short hash of a static file's content: its URL changes whenever the file does."""
-    return hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:10]
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:10]
 
 
 def static_url(name: str) -> str:
-    return f"/static/{name}?v={static_version(name)}"
+    """The URL of a file under ``static/`` (``docs/NAME`` for the API viewers'): a short hash
+    of its content in the query changes it whenever the file does."""
+    return f"/static/{name}?v={_digest(STATIC / name)}"
 
 
 def heads(card: int) -> int:
@@ -121,33 +120,30 @@ def render(
 ) -> HTMLResponse:
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
     response.headers["Content-Security-Policy"] = CSP
-    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers.update(_NOSNIFF)
     response.headers["Referrer-Policy"] = "same-origin"
     return response
 
 
-def html_errors(page: Callable[P, Response]) -> Callable[P, Response]:
-    """Turn an HTTPException (a 404 from a lookup) into an HTML error page, same status."""
+def error_page(request: Request, error: HTTPException) -> HTMLResponse:
+    detail = error.detail if isinstance(error.detail, str) else "not found"
+    return render(
+        request,
+        "error.html",
+        {"title": f"{error.status_code}", "status": error.status_code, "detail": detail},
+        error.status_code,
+    )
 
-    @functools.wraps(page)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> Response:
-        try:
-            try:
-                return page(*args, **kwargs)
-            except crud.Refused as refused:
-                raise http_error(refused) from refused
-        except HTTPException as exc:
-            request = kwargs["request"]
-            assert isinstance(request, Request)
-            detail = exc.detail if isinstance(exc.detail, str) else "not found"
-            return render(
-                request,
-                "error.html",
-                {"title": f"{exc.status_code}", "status": exc.status_code, "detail": detail},
-                exc.status_code,
-            )
 
-    return wrapper
+class PageRoute(ApiRoute):
+    """A page's route: a refusal of the query layer or an HTTPException (a 404 from a
+    lookup) is an HTML error page of the same status."""
+
+    def answer_error(self, request: Request, error: HTTPException) -> Response:
+        return error_page(request, error)
+
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute)
 
 
 def ident(raw: str, what: str) -> int:
@@ -161,6 +157,15 @@ def refresh_period(seconds: int) -> int:
     return min(60, max(1, seconds))
 
 
+async def _refresh(refresh: int = REFRESH_SECONDS) -> int:
+    """``?refresh=N``: how often a live page polls, in seconds (1 to 60)."""
+    return refresh_period(refresh)
+
+
+# A live page's polling period, ``?refresh=N`` seconds.
+Poll = Annotated[int, Depends(_refresh)]
+
+
 def _matches(session: Session, limit: int, **filters: Any) -> Page[MatchOut]:
     return crud.matches.list_matches(session, Paging(limit, 0), **filters)
 
@@ -169,7 +174,6 @@ def _matches(session: Session, limit: int, **filters: Any) -> Page[MatchOut]:
 
 
 @router.get("/", response_class=HTMLResponse)
-@html_errors
 def home(request: Request, session: SessionDep) -> Response:
     """Ladders and leagues with their state, and the latest matches."""
     paging = Paging(LIST_LIMIT, 0)
@@ -184,10 +188,7 @@ def home(request: Request, session: SessionDep) -> Response:
 
 
 @router.get("/ladders/{ladder_id}", response_class=HTMLResponse)
-@html_errors
-def ladder_page(
-    request: Request, ladder_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
-) -> Response:
+def ladder_page(request: Request, ladder_id: str, session: SessionDep, refresh: Poll) -> Response:
     """The leaderboard (server-rendered, refreshed by ladder.js) and the latest matches."""
     lid = ident(ladder_id, "ladder")
     ladder = crud.ladders.get_ladder(session, lid)
@@ -205,7 +206,7 @@ def ladder_page(
             "recent": recent,
             "running": running,
             "queued": queued,
-            "refresh": refresh_period(refresh),
+            "refresh": refresh,
         },
     )
 
@@ -230,7 +231,6 @@ def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
-@html_errors
 def agent_page(request: Request, agent_id: str, session: SessionDep) -> Response:
     """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals."""
     aid = ident(agent_id, "agent")
@@ -252,10 +252,7 @@ def agent_page(request: Request, agent_id: str, session: SessionDep) -> Response
 
 
 @router.get("/leagues/{league_id}", response_class=HTMLResponse)
-@html_errors
-def league_page(
-    request: Request, league_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
-) -> Response:
+def league_page(request: Request, league_id: str, session: SessionDep, refresh: Poll) -> Response:
     """Progress, standings and the schedule round by round."""
     lid = ident(league_id, "league")
     league = crud.leagues.get_league(session, lid)
@@ -278,7 +275,7 @@ def league_page(
             "rounds": sorted(by_round.items()),
             "settled": settled,
             "expected": max(per_round * league.rounds, progress.matches),
-            "refresh": refresh_period(refresh),
+            "refresh": refresh,
         },
     )
 
@@ -316,7 +313,6 @@ def describe_turns(log: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @router.get("/matches/{match_id}", response_class=HTMLResponse)
-@html_errors
 def match_page(
     request: Request, match_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
 ) -> Response:
@@ -348,14 +344,29 @@ def upload_page(request: Request) -> Response:
     return render(request, "upload.html", {"title": "Upload a bot"})
 
 
-@router.get("/static/{name}")
-def static_file(name: str) -> Response:
-    """The pages' scripts and styles (a flat folder; nothing else is served)."""
-    path = STATIC / name
-    if not _STATIC_NAME.match(name) or not path.is_file():
+_MEDIA_TYPES = {"css": "text/css", "js": "text/javascript", "svg": "image/svg+xml"}
+
+
+def file_response(folder: Path, name: str, pattern: re.Pattern[str], max_age: int) -> Response:
+    """The file ``name`` of ``folder`` if the name matches ``pattern`` (a flat name: nothing
+    outside the folder is served) and it exists, cached ``max_age`` seconds; else a 404."""
+    path = folder / name
+    if not pattern.match(name) or not path.is_file():
         raise HTTPException(status.HTTP_404_NOT_FOUND, "no such file")
     return FileResponse(
         path,
         media_type=_MEDIA_TYPES[name.rsplit(".", 1)[1]],
-        headers={"Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff"},
+        headers={
+            "Cache-Control": f"public, max-age={max_age}",
+            "X-Content-Type-Options": "nosniff",
+        },
     )
+
+
+@files.get("/static/{name}")
+def static_file(name: str) -> Response:
+    """The pages' scripts and styles (a flat folder; nothing else is served)."""
+    return file_response(STATIC, name, _STATIC_NAME, 3600)
+
+
+router.include_router(files)

@@ -98,12 +98,23 @@ def _offline(page: Any, live: LiveServer) -> tuple[list[str], list[str]]:
     return foreign, violations
 
 
-def test_swagger_ui_renders_the_schema_offline(pages: Pages, live_server: LiveServer) -> None:
+def _view_offline(
+    pages: Pages, live: LiveServer, path: str, ready: str
+) -> tuple[Any, list[str], list[str]]:
+    """``path`` opened with every other origin refused, once ``ready`` (a selector) shows:
+    the page, the URLs of other origins it asked for, the CSP violations it reported."""
     require_browser()
     page = pages.open("/healthz")
-    foreign, violations = _offline(page, live_server)
-    page.goto("/docs")
-    page.wait_for_selector(".swagger-ui .opblock-summary-path", timeout=60_000)
+    foreign, violations = _offline(page, live)
+    page.goto(path)
+    page.wait_for_selector(ready, timeout=60_000)
+    return page, foreign, violations
+
+
+def test_swagger_ui_renders_the_schema_offline(pages: Pages, live_server: LiveServer) -> None:
+    page, foreign, violations = _view_offline(
+        pages, live_server, "/docs", ".swagger-ui .opblock-summary-path"
+    )
     paths = page.locator(".opblock-summary-path").all_inner_texts()
     assert any("/api/ladders/{ladder_id}/leaderboard" in p.replace("\u200b", "") for p in paths)
     screenshot(page, "api-docs", full_page=False)
@@ -112,11 +123,7 @@ def test_swagger_ui_renders_the_schema_offline(pages: Pages, live_server: LiveSe
 
 
 def test_redoc_renders_the_schema_offline(pages: Pages, live_server: LiveServer) -> None:
-    require_browser()
-    page = pages.open("/healthz")
-    foreign, violations = _offline(page, live_server)
-    page.goto("/redoc")
-    page.wait_for_selector("h1", timeout=60_000)
+    page, foreign, violations = _view_offline(pages, live_server, "/redoc", "h1")
     page.wait_for_function(
         "() => document.body.innerText.includes('/api/ladders/{ladder_id}/leaderboard')",
         timeout=60_000,
