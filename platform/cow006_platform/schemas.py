@@ -10,6 +10,7 @@ not public yet (a match or league still being played) needs ``{"admin": True}``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -51,6 +52,19 @@ def _owner_only(value: Any, info: ValidationInfo) -> Any:
 # A field shown to the agent's owner and admins only (validation context ``private``), else
 # null: it may quote the bot, or say how the arena judged it.
 OwnerOnly = AfterValidator(_owner_only)
+
+
+def _seed_secret_until(over: Callable[[Any], bool]) -> Any:
+    """A model's validator: its ``seed`` (which fixes the deals) shown to admins (validation
+    context ``admin``) always, to everyone else once ``over(model)`` (its deals are then in
+    the public logs anyway), else null."""
+
+    def hide(model: Any, info: ValidationInfo) -> Any:
+        if not over(model) and not _context(info, "admin"):
+            model.seed = None
+        return model
+
+    return model_validator(mode="after")(hide)
 
 
 class Page(BaseModel, Generic[T]):
@@ -371,11 +385,7 @@ class LeagueOut(BaseModel):
     entrants: list[LeagueEntrantOut]
     progress: LeagueProgress
 
-    @model_validator(mode="after")
-    def _hide_seed(self, info: ValidationInfo) -> LeagueOut:
-        if self.state != LeagueState.finished and not _context(info, "admin"):
-            self.seed = None
-        return self
+    _seed_shown = _seed_secret_until(lambda league: league.state == LeagueState.finished)
 
 
 class StandingRow(BaseModel):
@@ -486,13 +496,7 @@ class MatchOut(BaseModel):
     error: str | None
     participants: list[SeatOut]
 
-    @model_validator(mode="after")
-    def _hide_seed(self, info: ValidationInfo) -> MatchOut:
-        # To admins always, to everyone else once the match has finished (its deals are then
-        # in the public log anyway).
-        if self.status != MatchStatus.finished and not _context(info, "admin"):
-            self.seed = None
-        return self
+    _seed_shown = _seed_secret_until(lambda match: match.status == MatchStatus.finished)
 
 
 class StderrOut(BaseModel):

@@ -40,12 +40,24 @@ def _private_reason(actor: str, body: Any) -> bool:
     return all((v["reason"] is not None) == (actor in ("owner", "admin")) for v in rejected)
 
 
+EVERYONE = (200, 200, 200, 200)
+
+
+def public(*paths: str, check: Check | None = None) -> list[Row]:
+    """GET rows that every caller reads alike."""
+    return [Row("GET", path, EVERYONE, check=check) for path in paths]
+
+
+def _stderr(secret: str) -> Check:
+    return lambda actor, body: bool(body["stderr"] == secret)
+
+
 MATRIX: list[Row] = [
     # users
     Row("POST", "/api/users", (201, 201, 201, 201), body=lambda a: {"name": f"new-{a}"}),
-    Row("GET", "/api/users", (200, 200, 200, 200)),
+    *public("/api/users"),
     Row("GET", "/api/users/me", (401, 200, 200, 200)),
-    Row("GET", "/api/users/{U}", (200, 200, 200, 200)),
+    *public("/api/users/{U}"),
     # tokens: each caller's own; another's token is not found (admins use the admin CLI)
     Row("GET", "/api/users/me/tokens", (401, 200, 200, 200)),
     Row("POST", "/api/users/me/tokens", (401, 201, 201, 201), body=lambda a: {"name": f"t-{a}"}),
@@ -53,19 +65,15 @@ MATRIX: list[Row] = [
     Row("DELETE", "/api/users/me/tokens/{T}", (401, 404, 204, 404)),
     # agents and versions
     Row("POST", "/api/agents", (401, 201, 201, 201), body=lambda a: {"name": f"agent-{a}"}),
-    Row("GET", "/api/agents", (200, 200, 200, 200)),
-    Row("GET", "/api/agents/{A}", (200, 200, 200, 200)),
+    *public("/api/agents", "/api/agents/{A}"),
     Row("PATCH", "/api/agents/{A}", (401, 403, 403, 200), body=lambda a: {"disabled": False}),
     Row("POST", "/api/agents/{A}/versions", (401, 403, 201, 403), upload=True),
-    Row("GET", "/api/agents/{A}/versions", (200, 200, 200, 200), check=_private_reason),
-    Row("GET", "/api/agents/{A}/versions/2", (200, 200, 200, 200), check=_private_reason),
+    *public("/api/agents/{A}/versions", "/api/agents/{A}/versions/2", check=_private_reason),
     Row("GET", "/api/agents/{A}/versions/1/source", (401, 403, 200, 200)),
-    Row("GET", "/api/agents/{A}/ratings", (200, 200, 200, 200)),
-    Row("GET", "/api/agents/{A}/head-to-head/{B}", (200, 200, 200, 200)),
+    *public("/api/agents/{A}/ratings", "/api/agents/{A}/head-to-head/{B}"),
     # ladders
     Row("POST", "/api/ladders", (401, 403, 403, 201), body=lambda a: {"name": f"ladder-{a}"}),
-    Row("GET", "/api/ladders", (200, 200, 200, 200)),
-    Row("GET", "/api/ladders/{L}", (200, 200, 200, 200)),
+    *public("/api/ladders", "/api/ladders/{L}"),
     Row("PATCH", "/api/ladders/{L}", (401, 403, 403, 200), body=lambda a: {"state": "open"}),
     Row(
         "POST",
@@ -73,8 +81,7 @@ MATRIX: list[Row] = [
         (401, 403, 201, 403),
         body=lambda a: {"agent_id": "{A}", "version_id": "{V}"},
     ),
-    Row("GET", "/api/ladders/{L}/entries", (200, 200, 200, 200)),
-    Row("GET", "/api/ladders/{L}/leaderboard", (200, 200, 200, 200)),
+    *public("/api/ladders/{L}/entries", "/api/ladders/{L}/leaderboard"),
     Row("DELETE", "/api/ladders/{L}/entries/{A}", (401, 403, 204, 403)),
     # leagues
     Row(
@@ -83,10 +90,8 @@ MATRIX: list[Row] = [
         (401, 403, 403, 201),
         body=lambda a: {"name": f"league-{a}", "entrants": ["{V}", "{W}"], "table_size": 2},
     ),
-    Row("GET", "/api/leagues", (200, 200, 200, 200)),
-    Row("GET", "/api/leagues/{G}", (200, 200, 200, 200)),
-    Row("GET", "/api/leagues/{G}/schedule", (200, 200, 200, 200)),
-    Row("GET", "/api/leagues/{G}/standings", (200, 200, 200, 200)),
+    *public("/api/leagues", "/api/leagues/{G}", "/api/leagues/{G}/schedule"),
+    *public("/api/leagues/{G}/standings"),
     Row("POST", "/api/leagues/{G}/start", (401, 403, 403, 200)),
     # challenges and matches
     Row(
@@ -95,21 +100,19 @@ MATRIX: list[Row] = [
         (401, 201, 201, 201),
         body=lambda a: {"version_ids": ["{V}", "{W}"]},
     ),
-    Row("GET", "/api/matches", (200, 200, 200, 200)),
-    Row("GET", "/api/matches/{M}", (200, 200, 200, 200)),
-    Row("GET", "/api/matches/{M}/log", (200, 200, 200, 200)),
+    *public("/api/matches", "/api/matches/{M}", "/api/matches/{M}/log"),
     # Seat 0 is the owner's bot, seat 1 the other user's: each reads only their own.
     Row(
         "GET",
         "/api/matches/{M}/seats/0/stderr",
         (401, 403, 200, 200),
-        check=lambda a, body: body["stderr"] == "owner's secret",
+        check=_stderr("owner's secret"),
     ),
     Row(
         "GET",
         "/api/matches/{M}/seats/1/stderr",
         (401, 200, 403, 200),
-        check=lambda a, body: body["stderr"] == "other's secret",
+        check=_stderr("other's secret"),
     ),
 ]
 

@@ -37,11 +37,6 @@ from .common import ERR_403, ERR_404, ERR_409, ERR_429, ApiRoute, respond
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=ApiRoute)
 AGENT_TAGS = "agent:{agent_id}"
-UPLOAD_ERRORS = {
-    400: {"model": Message, "description": "The upload is not a usable bot."},
-    409: {"model": DuplicateUpload, "description": "Identical to an existing version."},
-    413: {"model": Message, "description": "The upload is too large."},
-}
 
 
 @router.post("", response_model=AgentOut, status_code=status.HTTP_201_CREATED, responses=ERR_409)
@@ -69,6 +64,13 @@ def update_agent(
     """Disable or re-enable an agent (admins only); accept or refuse other users'
     challenges against it (its owner, or an admin)."""
     return respond(crud.agents.update_agent(session, agent_id, body, user))
+
+
+UPLOAD_ERRORS = {
+    400: {"model": Message, "description": "The upload is not a usable bot."},
+    409: {"model": DuplicateUpload, "description": "Identical to an existing version."},
+    413: {"model": Message, "description": "The upload is too large."},
+}
 
 
 @router.post(

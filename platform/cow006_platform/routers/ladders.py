@@ -59,17 +59,16 @@ def update_ladder(
     return respond(crud.ladders.set_state(session, ladder_id, body.state))
 
 
-@router.post(
-    "/{ladder_id}/entries",
-    response_model=EntryOut,
-    status_code=status.HTTP_201_CREATED,
-    responses={
-        200: {"model": EntryOut, "description": "The entry's version was switched."},
-        **ERR_403,
-        **ERR_404,
-        **ERR_409,
-    },
-)
+# Entering anew answers 201; entering again (another version) switches the entry: 200.
+ENTRY = {
+    200: {"model": EntryOut, "description": "The entry's version was switched."},
+    **ERR_403,
+    **ERR_404,
+    **ERR_409,
+}
+
+
+@router.post("/{ladder_id}/entries", response_model=EntryOut, status_code=201, responses=ENTRY)
 def enter(ladder_id: IdPath, body: EntryCreate, user: CurrentUser, session: SessionDep) -> Response:
     """Enter an agent (owner only) with one of its active versions, or switch the version
     of an existing entry (200).  Earlier versions keep their ratings and history."""

@@ -15,18 +15,14 @@ from ..schemas import Message, Page, UserCreate, UserCreated, UserPublic
 from .common import ERR_429, ApiRoute, respond
 
 router = APIRouter(prefix="/users", tags=["users"], route_class=ApiRoute)
+REGISTRATION = {
+    403: {"model": Message, "description": "Registration needs a valid invite code."},
+    409: {"model": Message, "description": "The name is taken."},
+    **ERR_429,
+}
 
 
-@router.post(
-    "",
-    response_model=UserCreated,
-    status_code=status.HTTP_201_CREATED,
-    responses={
-        403: {"model": Message, "description": "Registration needs a valid invite code."},
-        409: {"model": Message, "description": "The name is taken."},
-        **ERR_429,
-    },
-)
+@router.post("", response_model=UserCreated, status_code=201, responses=REGISTRATION)
 def register(
     body: UserCreate, request: Request, session: SessionDep, settings: SettingsDep
 ) -> Response:
