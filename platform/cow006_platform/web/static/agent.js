@@ -12,6 +12,25 @@
   const errorBox = document.getElementById("versions-error");
   let privateView = false;
 
+  /* A row under version v's line with what only its owner sees, in a <details> (``open``
+   * or not) headed "Why vN <why>".  Bot text is data: el() sets it as text, never as HTML. */
+  function ownerRow(v, attr, open, why, text) {
+    return el(
+      "tr",
+      { class: "reason-row", [attr]: v.number },
+      el(
+        "td",
+        { colspan: 5 },
+        el(
+          "details",
+          { open },
+          el("summary", {}, "Why v" + v.number + " " + why + " (only you see this)"),
+          el("pre", { class: "reason" }, text),
+        ),
+      ),
+    );
+  }
+
   function rows(v) {
     const out = [
       el(
@@ -30,41 +49,10 @@
       ),
     ];
     if (v.suspended_reason) {
-      // Bot text is data: el() sets it as text, never as HTML.
-      out.push(
-        el(
-          "tr",
-          { class: "reason-row", "data-suspended-for": v.number },
-          el(
-            "td",
-            { colspan: 5 },
-            el(
-              "details",
-              { open: true },
-              el("summary", {}, "Why v" + v.number + " is suspended (only you see this)"),
-              el("pre", { class: "reason" }, v.suspended_reason),
-            ),
-          ),
-        ),
-      );
+      out.push(ownerRow(v, "data-suspended-for", true, "is suspended", v.suspended_reason));
     }
     if (v.reason) {
-      out.push(
-        el(
-          "tr",
-          { class: "reason-row", "data-reason-for": v.number },
-          el(
-            "td",
-            { colspan: 5 },
-            el(
-              "details",
-              { open: v.status === "rejected" },
-              el("summary", {}, "Why v" + v.number + " was " + v.status + " (only you see this)"),
-              el("pre", { class: "reason" }, v.reason),
-            ),
-          ),
-        ),
-      );
+      out.push(ownerRow(v, "data-reason-for", v.status === "rejected", "was " + v.status, v.reason));
     }
     return out;
   }

@@ -91,25 +91,36 @@
     }
   });
 
-  $("register-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const input = $("register-name");
-    const problem = invalid(input, "the name");
-    if (problem) return Cow.showError($("register-error"), problem);
-    busy(e.target, true);
-    try {
-      const created = await Cow.api("/api/users", { body: { name: input.value }, auth: false, method: "POST" });
-      $("new-token-value").textContent = created.token;
-      $("new-token").hidden = false;
-      Cow.showError($("register-error"), "");
-      input.value = "";
+  /* A form that sends one name: checked first, its buttons off while ``send(name)`` runs, its
+   * error (or none) shown under it; what ``send`` returns runs once the form is cleared. */
+  function nameForm(form, field, what, error, send) {
+    $(form).addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const input = $(field);
+      const problem = invalid(input, what);
+      if (problem) return Cow.showError($(error), problem);
+      busy(e.target, true);
+      try {
+        const then = await send(input.value);
+        Cow.showError($(error), "");
+        input.value = "";
+        if (then) await then();
+      } catch (err) {
+        Cow.showError($(error), err.message);
+      } finally {
+        busy(e.target, false);
+      }
+    });
+  }
+
+  nameForm("register-form", "register-name", "the name", "register-error", async (name) => {
+    const created = await Cow.api("/api/users", { body: { name }, auth: false, method: "POST" });
+    $("new-token-value").textContent = created.token;
+    $("new-token").hidden = false;
+    return () => {
       Cow.tokenRejected = false;
       Cow.setToken(created.token);
-    } catch (err) {
-      Cow.showError($("register-error"), err.message);
-    } finally {
-      busy(e.target, false);
-    }
+    };
   });
 
   $("copy-token").addEventListener("click", async () => {
@@ -132,22 +143,9 @@
     Cow.clearToken();
   });
 
-  $("agent-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const input = $("agent-name");
-    const problem = invalid(input, "the agent's name");
-    if (problem) return Cow.showError($("agent-error"), problem);
-    busy(e.target, true);
-    try {
-      const agent = await Cow.api("/api/agents", { method: "POST", body: { name: input.value } });
-      input.value = "";
-      Cow.showError($("agent-error"), "");
-      await loadAgents(agent.id);
-    } catch (err) {
-      Cow.showError($("agent-error"), err.message);
-    } finally {
-      busy(e.target, false);
-    }
+  nameForm("agent-form", "agent-name", "the agent's name", "agent-error", async (name) => {
+    const agent = await Cow.api("/api/agents", { method: "POST", body: { name } });
+    return () => loadAgents(agent.id);
   });
 
   function showVersion(agentId, v) {
