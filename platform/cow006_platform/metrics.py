@@ -35,7 +35,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -168,8 +168,8 @@ def snapshot(session: Session) -> list[Metric]:
     by_status = GaugeMetricFamily(
         "cow006_versions", "Agent versions by validation status.", labels=["status"]
     )
-    for status in VersionStatus:
-        by_status.add_metric([status.value], int(versions.get(status, 0)))
+    for version_status in VersionStatus:
+        by_status.add_metric([version_status.value], int(versions.get(version_status, 0)))
     out.append(by_status)
 
     states = dict(session.execute(select(Ladder.state, func.count()).group_by(Ladder.state)).all())
@@ -277,7 +277,7 @@ UNMATCHED = "<unmatched>"
 _PARAM = re.compile(r"{([^}:]+)(?::[^}]*)?}")
 
 
-def route_label(scope: dict[str, Any]) -> str:
+def route_label(scope: MutableMapping[str, Any]) -> str:
     """The template of the route that answered, with its routers' prefixes:
     ``/api/agents/{agent_id}``, ``/agents/{agent_id}`` (the web page), ``<unmatched>``.
 

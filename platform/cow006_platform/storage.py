@@ -297,7 +297,8 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
         _check_source(BOT_FILE, data)
         if len(data) > settings.max_unpacked_bytes:
             raise UploadError(f"{BOT_FILE} is larger than {settings.max_unpacked_bytes} bytes.")
-        files, dirs = {BOT_FILE: data}, set()
+        files: dict[str, bytes] = {BOT_FILE: data}
+        dirs: set[str] = set()
     elif suffix == ".zip":
         files, dirs = _unzip(settings, data)
         for path, content in files.items():

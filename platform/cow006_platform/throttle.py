@@ -71,11 +71,15 @@ def bump(factory: sessionmaker[Session], kind: str, address: str, period: int) -
     with factory() as session, session.begin():
         dialect = session.get_bind().dialect.name
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-        stmt = insert(RateCounter).values(bucket=bucket, count=1, expires=ends)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=[RateCounter.bucket], set_={"count": RateCounter.count + 1}
-        ).returning(RateCounter.count)
-        count = int(session.execute(stmt).scalar_one())
+        counted = (
+            insert(RateCounter)
+            .values(bucket=bucket, count=1, expires=ends)
+            .on_conflict_do_update(
+                index_elements=[RateCounter.bucket], set_={"count": RateCounter.count + 1}
+            )
+            .returning(RateCounter.count)
+        )
+        count = int(session.execute(counted).scalar_one())
         if count == 1:
             # A new window somewhere: sweep the windows that have ended (indexed, few rows).
             session.execute(delete(RateCounter).where(RateCounter.expires < int(now)))

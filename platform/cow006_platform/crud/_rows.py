@@ -15,6 +15,8 @@ from ..models import Agent, AgentVersion, User
 from ..schemas import Page
 
 M = TypeVar("M", bound=BaseModel)
+# A query of any columns (SQLAlchemy types a select by its columns).
+Query = Select[*tuple[Any, ...]]
 
 # How answers name a version: its label, its agent's name and the agent's owner (selected
 # from a query joined ``with_version``).
@@ -26,7 +28,7 @@ VERSION_FIELDS = (
 )
 
 
-def with_version(query: Select[Any], version_id: Any) -> Select[Any]:
+def with_version(query: Query, version_id: Any) -> Query:
     """``query`` joined with the version ``version_id`` names, its agent and their owner."""
     return (
         query.join(AgentVersion, AgentVersion.id == version_id)
@@ -43,7 +45,7 @@ class Paging:
     offset: int
 
 
-def count(session: Session, query: Select[Any]) -> int:
+def count(session: Session, query: Query) -> int:
     """The number of rows ``query`` would return (without its ordering)."""
     sub = query.order_by(None).subquery()
     return session.scalar(select(func.count()).select_from(sub)) or 0
@@ -70,7 +72,7 @@ def page(
 def paged(
     session: Session,
     item: type[M],
-    query: Select[Any],
+    query: Query,
     paging: Paging,
     context: dict[str, Any] | None = None,
 ) -> Page[M]:
@@ -81,7 +83,7 @@ def paged(
     return page(item, rows, total, paging, context)
 
 
-def paged_counted(session: Session, item: type[M], query: Select[Any], paging: Paging) -> Page[M]:
+def paged_counted(session: Session, item: type[M], query: Query, paging: Paging) -> Page[M]:
     """One page of a column query as ``Page[item]``, and its total in the same round trip.
 
     The total rides along as a window count (``count(*) OVER ()``, computed before LIMIT);

@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import ColumnElement, Select, and_, case, func, select
+from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.orm import Session, aliased
 
 from .. import ratings, storage, workclasses
@@ -54,7 +53,7 @@ from ._errors import (
     require_free_name,
     require_owner,
 )
-from ._rows import Paging, paged, paged_counted
+from ._rows import Paging, Query, paged, paged_counted
 
 # A source file larger than this is listed without its text.
 MAX_SOURCE_TEXT = 256 * 1024
@@ -63,7 +62,7 @@ MAX_SOURCE_TEXT = 256 * 1024
 # --- agents ------------------------------------------------------------------------------
 
 
-def agents_query() -> Select[Any]:
+def agents_query() -> Query:
     """Agents as ``AgentOut`` columns: owner's name and version counts in the same query
     (correlated subqueries: each an index lookup on agent_versions.agent_id)."""
     v = AgentVersion
@@ -246,7 +245,7 @@ def _source_files(root: Path) -> list[SourceFile]:
 # --- ratings and meetings ----------------------------------------------------------------
 
 
-def _points(agent_id: int) -> Select[Any]:
+def _points(agent_id: int) -> Query:
     """The agent's rating points (every version's), oldest first.  A subquery of its version
     ids keeps the (version_id, ladder_id, id) index usable."""
     version_ids = select(AgentVersion.id).where(AgentVersion.agent_id == agent_id)
@@ -296,7 +295,7 @@ def _count_if(condition: ColumnElement[bool]) -> ColumnElement[int]:
     return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
 
 
-def _met(agent_id: int, *other: ColumnElement[bool]) -> Select[Any]:
+def _met(agent_id: int, *other: ColumnElement[bool]) -> Query:
     """How ``agent_id`` (a) fared against the seats matching ``other`` (b) in its finished
     matches: meetings, a ahead, b ahead, ties, and both sides' mean totals (``_ME`` and
     ``_OTHER`` are a's and b's seats)."""
@@ -386,6 +385,6 @@ def rating_series(session: Session, agent_id: int, limit: int) -> list[RatingSer
             .order_by(RatingPoint.id.desc())
             .limit(limit)
         ).all()
-        points = [tuple(r) for r in reversed(latest)]
+        points = [(r.match_id, r.number, r.mu, r.sigma) for r in reversed(latest)]
         out.append(RatingSeries(ladder_id=ladder_id, ladder=name, total=total, points=points))
     return out

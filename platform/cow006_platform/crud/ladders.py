@@ -9,10 +9,8 @@ order of entry; an agent's page shows its entries in every ladder.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import Float, Select, case, cast, func, select
+from sqlalchemy import Float, case, cast, func, select
 from sqlalchemy.orm import Session
 
 from .. import ratings
@@ -28,13 +26,13 @@ from ..models import (
 )
 from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
-from ._rows import VERSION_FIELDS, Paging, paged, paged_counted, with_version
+from ._rows import VERSION_FIELDS, Paging, Query, paged, paged_counted, with_version
 
 # The stored sort key (indexed with the ratings), or the ladder's initial one before a match.
 _CONSERVATIVE = func.coalesce(Rating.conservative, ratings.conservative(Ladder.mu, Ladder.sigma))
 
 
-def entries_query() -> Select[Any]:
+def entries_query() -> Query:
     """Ladder entries with their agent, owner, version and the current rating of the version
     each plays in its ladder: the one query behind every list of entries."""
     mu = func.coalesce(Rating.mu, Ladder.mu)
@@ -65,7 +63,7 @@ def entries_query() -> Select[Any]:
 # --- reads -------------------------------------------------------------------------------
 
 
-def _ladders_query() -> Select[Any]:
+def _ladders_query() -> Query:
     entries = (
         select(func.count(LadderEntry.id))
         .where(LadderEntry.ladder_id == Ladder.id, LadderEntry.active.is_(True))

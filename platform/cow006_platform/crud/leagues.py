@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import leagues
@@ -27,7 +27,7 @@ from ..models import (
 )
 from ..schemas import LeagueCreate, LeagueOut, MatchOut, Page, Standings
 from ._errors import Conflict, commit, get, require_free_name
-from ._rows import VERSION_FIELDS, Paging, count, fields, page, with_version
+from ._rows import VERSION_FIELDS, Paging, Query, count, fields, page, with_version
 from .matches import matches_page
 
 
@@ -54,6 +54,7 @@ def _leagues(session: Session, rows: Sequence[League]) -> list[dict[str, Any]]:
         .where(Match.league_id.in_(ids))
         .group_by(Match.league_id, Match.status)
     ):
+        assert league_id is not None  # the league's matches only
         counts[league_id][match_status] = n
         rounds[league_id] = max(rounds.get(league_id, 0), last_round or 0)
     out = []
@@ -86,7 +87,7 @@ def schedule(
     """The league's matches, round by round."""
     get(session, League, league_id, "league")
     order = [Match.league_round, Match.id]
-    ids: Select[Any] = select(Match.id).where(Match.league_id == league_id).order_by(*order)
+    ids: Query = select(Match.id).where(Match.league_id == league_id).order_by(*order)
     return matches_page(session, ids, order, paging, admin=admin)
 
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .. import results, workclasses
@@ -30,7 +30,7 @@ from ..models import (
 from ..schemas import ChallengeCreate, MatchOut, Page, StderrOut, as_utc
 from ..settings import Settings
 from ._errors import Conflict, Forbidden, NotFound, get, refusal
-from ._rows import VERSION_FIELDS, Paging, count, page, with_version
+from ._rows import VERSION_FIELDS, Paging, Query, count, page, with_version
 
 # What a match's answer shows (not the workers' lease bookkeeping), selected as plain
 # columns: a page is built from rows, without loading ORM objects.
@@ -41,7 +41,7 @@ MATCH_COLUMNS = [
 ]
 
 
-def seats_query(ids: Select[Any] | Sequence[int]) -> Select[Any]:
+def seats_query(ids: Query | Sequence[int]) -> Query:
     """The seats of the matches ``ids`` (a list, or a query of them) with their version's
     number and label and their agent's name and owner, by match and seat."""
     seats = select(
@@ -83,7 +83,7 @@ def _with_seats(session: Session, matches: Sequence[Any], ids: Any) -> list[dict
 
 def matches_page(
     session: Session,
-    ids: Select[Any],
+    ids: Query,
     order: Sequence[Any],
     paging: Paging,
     *,

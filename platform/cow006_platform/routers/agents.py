@@ -33,7 +33,7 @@ from ..schemas import (
     SourceOut,
     VersionOut,
 )
-from .common import ERR_403, ERR_404, ERR_409, ERR_429, ApiRoute, respond
+from .common import ERR_403, ERR_404, ERR_409, ERR_429, ApiRoute, Responses, respond
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=ApiRoute)
 AGENT_TAGS = "agent:{agent_id}"
@@ -66,7 +66,7 @@ def update_agent(
     return respond(crud.agents.update_agent(session, agent_id, body, user))
 
 
-UPLOAD_ERRORS = {
+UPLOAD_ERRORS: Responses = {
     400: {"model": Message, "description": "The upload is not a usable bot."},
     409: {"model": DuplicateUpload, "description": "Identical to an existing version."},
     413: {"model": Message, "description": "The upload is too large."},

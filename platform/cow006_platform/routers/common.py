@@ -14,12 +14,17 @@ from .. import crud
 from ..schemas import Message
 
 # OpenAPI documentation of the error answers (all {"detail": sentence}).
-ERR_400 = {400: {"model": Message, "description": "Malformed request (an unparsable body)."}}
-ERR_401 = {401: {"model": Message, "description": "No valid API token."}}
-ERR_403 = {403: {"model": Message, "description": "Not allowed for the caller."}}
-ERR_404 = {404: {"model": Message, "description": "No such resource."}}
-ERR_409 = {409: {"model": Message, "description": "Conflicts with the resource's state."}}
-ERR_429 = {429: {"model": Message, "description": "Rate limit reached."}}
+Responses = dict[int | str, dict[str, Any]]
+ERR_400: Responses = {
+    400: {"model": Message, "description": "Malformed request (an unparsable body)."}
+}
+ERR_401: Responses = {401: {"model": Message, "description": "No valid API token."}}
+ERR_403: Responses = {403: {"model": Message, "description": "Not allowed for the caller."}}
+ERR_404: Responses = {404: {"model": Message, "description": "No such resource."}}
+ERR_409: Responses = {
+    409: {"model": Message, "description": "Conflicts with the resource's state."}
+}
+ERR_429: Responses = {429: {"model": Message, "description": "Rate limit reached."}}
 
 _STATUS: dict[type[crud.Refused], int] = {
     crud.Invalid: status.HTTP_400_BAD_REQUEST,

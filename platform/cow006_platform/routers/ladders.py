@@ -22,7 +22,7 @@ from ..schemas import (
     LeaderboardRow,
     Page,
 )
-from .common import ERR_403, ERR_404, ERR_409, ApiRoute, respond
+from .common import ERR_403, ERR_404, ERR_409, ApiRoute, Responses, respond
 
 router = APIRouter(prefix="/ladders", tags=["ladders"], route_class=ApiRoute)
 LADDER_TAGS = "ladder:{ladder_id}"
@@ -60,7 +60,7 @@ def update_ladder(
 
 
 # Entering anew answers 201; entering again (another version) switches the entry: 200.
-ENTRY = {
+ENTRY: Responses = {
     200: {"model": EntryOut, "description": "The entry's version was switched."},
     **ERR_403,
     **ERR_404,

@@ -12,10 +12,10 @@ from fastapi import APIRouter, Request, Response, status
 from .. import crud, throttle
 from ..deps import CurrentUser, IdPath, PagingDep, SessionDep, SettingsDep
 from ..schemas import Message, Page, UserCreate, UserCreated, UserPublic
-from .common import ERR_429, ApiRoute, respond
+from .common import ERR_429, ApiRoute, Responses, respond
 
 router = APIRouter(prefix="/users", tags=["users"], route_class=ApiRoute)
-REGISTRATION = {
+REGISTRATION: Responses = {
     403: {"model": Message, "description": "Registration needs a valid invite code."},
     409: {"model": Message, "description": "The name is taken."},
     **ERR_429,
