@@ -37,20 +37,19 @@ class PublicCacheMiddleware:
             await self.app(scope, receive, send)
             return
         cache = getattr(scope["app"].state, "page_cache", None)
-        query = scope["query_string"].decode("latin-1")
-        tags = self._routes(scope["app"]).tags(scope["path"], query)
         if (
             cache is None
-            or tags is None
             or not cache.live
             or any(name == b"authorization" for name, _ in scope["headers"])
         ):
             await self.app(scope, receive, send)
             return
+        query = scope["query_string"].decode("latin-1")
         key = page_key(scope["path"], query)
         if key is None:
             await self.app(scope, receive, send)
             return
+        # Only a cached route's answers are ever stored: a hit needs no routing.
         entry = cache.get(key)
         if entry is not None:
             scope[ROUTE_LABEL] = entry.route  # the request metrics' label: no router saw it
@@ -70,6 +69,10 @@ class PublicCacheMiddleware:
                 cache.hits += 1
                 await _send_rendered(scope, send, rendered, hit=True)
                 return
+        tags = self._routes(scope["app"]).tags(scope["path"], query)
+        if tags is None:  # not a cached route
+            await self.app(scope, receive, send)
+            return
         cache.misses += 1
         rendered = await cache.fill(key, frozenset(tags), lambda: self._render(scope, receive))
         await _send_rendered(scope, send, rendered, hit=False)

@@ -2,8 +2,9 @@
 of a request's answer (``page_key``).
 
 A route's tags must cover every row its answer shows (``changes.tags_of`` says what each
-write announces).  The middleware finds a request's route among the declared ones itself,
-before the app routes it: a hit never reaches the app.
+write announces).  The middleware looks an answer up by its key first (only a cached route's
+answers are ever stored), and on a miss finds the request's route among the declared ones
+itself (``CachedRoutes``), before the app routes it: a hit never reaches the app.
 """
 
 from __future__ import annotations
