@@ -14,8 +14,8 @@ bounded number of requests, the pages people read most:
     GET /api/matches?agent_id=...
 
 Before measuring it waits until every server process has warmed its page cache (the server
-renders the most read pages ahead at start: ``cache.warm_keys``), and says how long that took;
-``--cold`` turns warming off, to compare.  ``--writes R`` finishes R ladder matches a second
+renders the most read pages ahead at start: ``crud.ladders.warm_keys``), and says how long
+that took; ``--cold`` turns warming off, to compare.  ``--writes R`` finishes R ladder matches a second
 while the clients read, through the platform's own write path (``results.create_match`` and
 ``finish_match`` of a real played match, in this process like a worker), so pages keep being
 dropped and rendered again as on a live arena.
@@ -59,7 +59,7 @@ from cow006 import bots, play_match
 from cow006_platform import db, results
 from cow006_platform.app import prepare_database
 from cow006_platform.models import LadderEntry, MatchKind
-from cow006_platform.ratings import ranks_from_scores
+from cow006_platform.ratings import conservative, ranks_from_scores
 from cow006_platform.settings import Settings
 
 OWNERS = 100
@@ -246,7 +246,7 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
             "ratings",
             ["id", "ladder_id", "version_id", "mu", "sigma", "conservative", "matches", "wins"],
             (
-                (v, 1, v, mu[v], sigma[v], mu[v] - 3 * sigma[v], played[v], wins[v])
+                (v, 1, v, mu[v], sigma[v], conservative(mu[v], sigma[v]), played[v], wins[v])
                 for v in range(1, agents + 1)
             ),
         )

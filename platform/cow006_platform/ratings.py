@@ -46,6 +46,8 @@ DEFAULT_PARAMS: dict[str, float] = {
 _PARAMS = ("mu", "sigma", "beta", "tau", "draw_probability")
 
 SQLNumber = ColumnElement[float] | InstrumentedAttribute[float]
+# How many sigmas below mu the conservative rating is (the plots' band spans as many above).
+SPREAD = 3
 
 
 def _param(source: Any, name: str) -> float:
@@ -84,7 +86,7 @@ def conservative(mu: float | SQLNumber, sigma: float | SQLNumber) -> float | Col
 
     The one definition, for numbers and for columns alike (``conservative(Rating.mu,
     Rating.sigma)`` is the SQL expression)."""
-    return mu - 3 * sigma  # type: ignore[operator]
+    return mu - SPREAD * sigma  # type: ignore[operator]
 
 
 def rate(

@@ -15,6 +15,8 @@ from html import escape
 
 from markupsafe import Markup
 
+from .. import ratings
+
 WIDTH, HEIGHT = 480, 220
 LEFT, RIGHT, TOP, BOTTOM = 44, 12, 12, 34
 MAX_MARKERS = 60  # points get a marker (with a tooltip) up to this many
@@ -59,8 +61,8 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
     if not points:
         return Markup("")
     n = len(points)
-    uppers = [p.mu + 3 * p.sigma for p in points]
-    lowers = [p.mu - 3 * p.sigma for p in points]
+    uppers = [p.mu + ratings.SPREAD * p.sigma for p in points]
+    lowers = [ratings.conservative(p.mu, p.sigma) for p in points]
     lo, hi = min(lowers), max(uppers)
     if hi - lo < 1e-9:
         lo, hi = lo - 1, hi + 1
@@ -79,7 +81,7 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
     last = points[-1]
     desc = (
         f"{n} rated match{'es' if n != 1 else ''}; latest: mu {last.mu:.2f}, "
-        f"sigma {last.sigma:.2f}, mu - 3 sigma {last.mu - 3 * last.sigma:.2f} "
+        f"sigma {last.sigma:.2f}, mu - 3 sigma {lowers[-1]:.2f} "
         f"(version {last.version})."
     )
     tid, did = f"{ident}-title", f"{ident}-desc"
