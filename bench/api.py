@@ -15,9 +15,10 @@ bounded number of requests, the pages people read most:
 
 Before measuring it waits until every server process has warmed its page cache (the server
 renders the most read pages ahead at start: ``crud.ladders.warm_keys``), and says how long
-that took; ``--cold`` turns warming off, to compare.  ``--writes R`` finishes R ladder matches a second
-while the clients read, through the platform's own write path (``results.create_match`` and
-``finish_match`` of a real played match, in this process like a worker), so pages keep being
+that took; ``--cold`` turns warming off, to compare.  ``--writes R`` finishes R ladder
+matches a second while the clients read, through the platform's own write path
+(``results.create_match`` and ``finish_match`` of a real played match, in this process like
+a worker), so pages keep being
 dropped and rendered again as on a live arena.
 
 It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
