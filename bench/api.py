@@ -18,8 +18,7 @@ renders the most read pages ahead at start: ``crud.ladders.warm_keys``), and say
 that took; ``--cold`` turns warming off, to compare.  ``--writes R`` finishes R ladder
 matches a second while the clients read, through the platform's own write path
 (``results.create_match`` and ``finish_match`` of a real played match, in this process like
-a worker), so pages keep being
-dropped and rendered again as on a live arena.
+a worker), so pages keep being dropped and rendered again as on a live arena.
 
 It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
 Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
