@@ -28,7 +28,9 @@ from cow006 import cli as sdk_cli
 
 # The command groups; their commands register in the order ``--help`` lists them.
 from . import accounts, arena, export  # noqa: F401  (they register their commands)
-from ._app import admin, db_app
+from ._app import admin, db_app, upgrade
+
+__all__ = ["admin", "build_app", "db_app", "main", "upgrade"]
 
 
 def build_app() -> typer.Typer:

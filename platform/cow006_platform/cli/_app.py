@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
     from ..settings import Settings
@@ -34,14 +35,26 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(1)
 
 
-def open_database(settings: Settings) -> sessionmaker[Session]:
-    """A session factory on the settings' database, its schema brought up to date first."""
+def upgrade(settings: Settings) -> Engine:
+    """An engine on the settings' database, its schema created or migrated to this version
+    first (the one step of ``cow006 db upgrade``, and before the admin commands)."""
     from .. import db
     from ..app import prepare_database
 
     engine = db.make_engine(settings.database_url)
-    prepare_database(settings, engine)
-    return db.make_sessionmaker(engine)
+    try:
+        prepare_database(settings, engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+def open_database(settings: Settings) -> sessionmaker[Session]:
+    """A session factory on the settings' database, its schema brought up to date first."""
+    from .. import db
+
+    return db.make_sessionmaker(upgrade(settings))
 
 
 @contextmanager
@@ -99,14 +112,8 @@ def switch(
 @db_app.command("upgrade")
 def upgrade_command() -> None:
     """Create the schema of a new database, or migrate an existing one to this version."""
-    from .. import db
-    from ..app import prepare_database
     from ..settings import Settings
 
-    settings = Settings()
-    engine = db.make_engine(settings.database_url)
-    try:
-        prepare_database(settings, engine)
-    finally:
-        engine.dispose()
+    engine = upgrade(Settings())
+    engine.dispose()
     typer.echo(f"database at {engine.url.render_as_string(hide_password=True)} is up to date")
