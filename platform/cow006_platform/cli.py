@@ -499,7 +499,7 @@ def export_command(
     from cow006 import log as cow_log
 
     from . import results
-    from .execution import aware
+    from .db import aware
     from .models import Agent, AgentVersion, Match, MatchSeat, MatchStatus
     from .settings import Settings
 
