@@ -33,6 +33,13 @@ Factory = sessionmaker[Session]
 LOW = "def play(view):\n    return min(view.hand)\n"
 
 
+def _challenge(factory: Factory, settings: Settings, source: str) -> int:
+    """A queued challenge of two new versions of ``source``; its id."""
+    vids = wt.active_versions(factory, settings, 2, source=source)
+    with db.session_scope(factory) as s:
+        return results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+
+
 def _in_flight(factory: Factory, ladder_id: int) -> int:
     with db.session_scope(factory) as s:
         return int(
@@ -108,9 +115,7 @@ def test_refill_skips_closed_ladders_and_too_small_fields(
 def test_claims_hold_a_lease_and_a_fencing_token(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
-    with db.session_scope(session_factory) as s:
-        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    mid = _challenge(session_factory, settings, LOW)
     first = lease.claim_match(
         session_factory, settings, mid, worker="a", lease_seconds=30, max_attempts=3
     )
@@ -139,9 +144,7 @@ def test_claims_hold_a_lease_and_a_fencing_token(
 def test_a_match_that_keeps_losing_its_workers_is_given_up(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
-    with db.session_scope(session_factory) as s:
-        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    mid = _challenge(session_factory, settings, LOW)
     for _ in range(2):
         claim = lease.claim_match(
             session_factory, settings, mid, lease_seconds=0.01, max_attempts=2
@@ -238,9 +241,7 @@ def test_a_lost_lease_stops_the_run_and_drops_its_result(
 ) -> None:
     wt.require_sandbox()
     slow = "import time\n\ndef play(view):\n    time.sleep(0.2)\n    return min(view.hand)\n"
-    vids = wt.active_versions(session_factory, settings, 2, source=slow)
-    with db.session_scope(session_factory) as s:
-        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    mid = _challenge(session_factory, settings, slow)
     outcome: list[runs.Outcome] = []
     runner = threading.Thread(
         target=lambda: outcome.append(runs.run_match(session_factory, settings, mid, list))
