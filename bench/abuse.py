@@ -33,7 +33,6 @@ makes the flooders' bots sleep S seconds per card (slow challenges).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
@@ -55,18 +54,17 @@ from sqlalchemy import select
 from throughput import (
     BOTS,
     Platform,
-    _free_port,
     _pct,
     _problems,
     _psycopg_url,
     _with_db,
+    bench_ladder,
+    configure,
     recreate_database,
 )
 
 from cow006_platform import db, security, storage
-from cow006_platform.app import prepare_database
 from cow006_platform.models import Agent, User, VersionStatus
-from cow006_platform.settings import Settings
 from cow006_platform.versions import add_version
 
 
@@ -200,21 +198,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     db_url = _with_db(args.url, db_name)
     redis.Redis.from_url(args.redis).flushdb()
     workdir = Path(tempfile.mkdtemp(prefix="cow006-abuse-"))
-    values = {
-        "database_url": db_url,
-        "broker_url": args.redis,
-        "data_dir": str(workdir / "data"),
-        "ladder_queue_depth": str(max(8, 4 * args.workers)),
-        "scheduler_period": "1",
-        "validation_decision": "1",
-        "validation_bank": "5",
-        "challenges_per_hour": str(args.challenges_per_hour),
-    }
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update({f"COW006_{k.upper()}": v for k, v in values.items()})
-    settings = Settings(**values)  # type: ignore[arg-type]
-    engine = db.make_engine(db_url)
-    prepare_database(settings, engine)
+    depth = max(8, 4 * args.workers)
+    more = {"challenges_per_hour": str(args.challenges_per_hour)}
+    env, settings, engine = configure(db_url, args.redis, workdir, depth, **more)
     factory = db.make_sessionmaker(engine)
     # Users are made in the database, not registered: registration has caps of its own.
     tokens: dict[str, str] = {}
@@ -228,43 +214,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return {"Authorization": f"Bearer {tokens[name]}"}
 
     platform = Platform(env, workdir)
-    port = _free_port()
-    py = sys.executable
     flood: Flood | None = None
     try:
-        platform.spawn(
-            "api",
-            [
-                *(py, "-m", "uvicorn", "cow006_workers.serve:api_app", "--factory"),
-                *("--port", str(port), "--log-level", "warning", "--no-access-log"),
-            ],
-        )
-        for i in range(args.workers):
-            platform.spawn(
-                f"worker{i}",
-                [
-                    *(py, "-m", "cow006_workers", "worker", "--concurrency=1"),
-                    *("--loglevel=warning", f"--hostname=abuse{i}@%h"),
-                ],
-            )
-        platform.spawn("beat", [py, "-m", "cow006_workers", "beat", "--loglevel=warning"])
-        base = f"http://127.0.0.1:{port}"
-        api = httpx.Client(base_url=base, timeout=30)
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if api.get("/api/ladders").status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("the API did not start")
-            time.sleep(0.2)
-        r = api.post(
-            "/api/ladders",
-            json={"name": "bench", "players": 4, "decision_time": 1.0, "time_bank": 5.0},
-            headers=auth("bench-admin"),
-        )
-        r.raise_for_status()
-        ladder_id = r.json()["id"]
+        api = platform.start(args.workers, 1, "abuse")
+        base = str(api.base_url).rstrip("/")
+        ladder_id = bench_ladder(api, auth("bench-admin"))
 
         def stored_bot(s: Any, owner_name: str, name: str, source: str) -> tuple[int, int]:
             """An agent with an active version stored like an upload: (agent, version)."""

@@ -291,7 +291,7 @@ def start_server(
         "-m",
         "uvicorn",
         "--factory",
-        "cow006_platform.app:create_app",
+        "cow006_workers.embedded:embedded_app",
         "--host",
         "127.0.0.1",
         "--port",

@@ -46,6 +46,7 @@ import httpx
 import psycopg
 import redis
 from psycopg import sql
+from sqlalchemy import Engine
 
 from cow006 import sandbox
 from cow006_platform import db, security
@@ -120,6 +121,40 @@ def _cpu_seconds(match: Any) -> float:
     return total / TICK
 
 
+def configure(
+    db_url: str, redis_url: str, workdir: Path, depth: int, **more: str
+) -> tuple[dict[str, str], Settings, Engine]:
+    """The platform's settings for a run (``more``: others, as COW006_* values): the
+    environment of its processes, the settings, and an engine on its database, migrated."""
+    values = {
+        "database_url": db_url,
+        "broker_url": redis_url,
+        "data_dir": str(workdir / "data"),
+        "ladder_queue_depth": str(depth),
+        "scheduler_period": "1",
+        "validation_decision": "1",
+        "validation_bank": "5",
+        **more,
+    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
+    env.update({f"COW006_{k.upper()}": v for k, v in values.items()})
+    settings = Settings(**values)  # type: ignore[arg-type]
+    engine = db.make_engine(db_url)
+    prepare_database(settings, engine)
+    return env, settings, engine
+
+
+def bench_ladder(api: httpx.Client, admin: dict[str, str]) -> int:
+    """The ladder the benchmark's bots play in (4 seats, 1 s a move, a 5 s bank); its id."""
+    r = api.post(
+        "/api/ladders",
+        json={"name": "bench", "players": 4, "decision_time": 1.0, "time_bank": 5.0},
+        headers=admin,
+    )
+    r.raise_for_status()
+    return int(r.json()["id"])
+
+
 class Platform:
     """The processes of one run: API, workers, scheduler (stopped by ``close``)."""
 
@@ -141,6 +176,37 @@ class Platform:
         log.close()
         self.procs.append(proc)
         return proc
+
+    def start(self, workers: int, concurrency: int, tag: str) -> httpx.Client:
+        """The API on a free port, ``workers`` workers playing ``concurrency`` matches each,
+        the beat; a client of the API once it answers."""
+        port = _free_port()
+        py = sys.executable
+        self.spawn(
+            "api",
+            [
+                *(py, "-m", "uvicorn", "cow006_workers.serve:api_app", "--factory"),
+                *("--port", str(port), "--log-level", "warning", "--no-access-log"),
+            ],
+        )
+        for i in range(workers):
+            self.spawn(
+                f"worker{i}",
+                [
+                    *(py, "-m", "cow006_workers", "worker", f"--concurrency={concurrency}"),
+                    *("--loglevel=warning", f"--hostname={tag}{i}@%h"),
+                ],
+            )
+        self.spawn("beat", [py, "-m", "cow006_workers", "beat", "--loglevel=warning"])
+        api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if api.get("/api/ladders").status_code == 200:
+                    return api
+            if time.monotonic() > deadline:
+                raise RuntimeError("the API did not start")
+            time.sleep(0.2)
 
     def cpu(self) -> float:
         """CPU seconds used so far by the platform's processes and the bots they reaped."""
@@ -168,61 +234,15 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
     redis.Redis.from_url(args.redis).flushdb()
     workdir = Path(tempfile.mkdtemp(prefix="cow006-throughput-"))
     depth = max(8, 4 * workers * args.concurrency)
-    values = {
-        "database_url": db_url,
-        "broker_url": args.redis,
-        "data_dir": str(workdir / "data"),
-        "ladder_queue_depth": str(depth),
-        "scheduler_period": "1",
-        "validation_decision": "1",
-        "validation_bank": "5",
-    }
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update({f"COW006_{k.upper()}": v for k, v in values.items()})
-    settings = Settings(**values)  # type: ignore[arg-type]
-    engine = db.make_engine(db_url)
-    prepare_database(settings, engine)
+    env, _settings, engine = configure(db_url, args.redis, workdir, depth)
     factory = db.make_sessionmaker(engine)
     with db.session_scope(factory) as s:
         _, admin_token = security.create_user(s, "bench-admin", is_admin=True)
 
     platform = Platform(env, workdir)
-    port = _free_port()
-    py = sys.executable
     try:
-        platform.spawn(
-            "api",
-            [
-                *(py, "-m", "uvicorn", "cow006_workers.serve:api_app", "--factory"),
-                *("--port", str(port), "--log-level", "warning", "--no-access-log"),
-            ],
-        )
-        for i in range(workers):
-            platform.spawn(
-                f"worker{i}",
-                [
-                    *(py, "-m", "cow006_workers", "worker", f"--concurrency={args.concurrency}"),
-                    *("--loglevel=warning", f"--hostname=bench{i}@%h"),
-                ],
-            )
-        platform.spawn("beat", [py, "-m", "cow006_workers", "beat", "--loglevel=warning"])
-        api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if api.get("/api/ladders").status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("the API did not start")
-            time.sleep(0.2)
-        admin = {"Authorization": f"Bearer {admin_token}"}
-        r = api.post(
-            "/api/ladders",
-            json={"name": "bench", "players": 4, "decision_time": 1.0, "time_bank": 5.0},
-            headers=admin,
-        )
-        r.raise_for_status()
-        ladder_id = r.json()["id"]
+        api = platform.start(workers, args.concurrency, "bench")
+        ladder_id = bench_ladder(api, {"Authorization": f"Bearer {admin_token}"})
 
         def upload(name: str, source: str) -> tuple[dict[str, str], int, int]:
             r = api.post("/api/users", json={"name": name})

@@ -1,9 +1,12 @@
-"""The FastAPI application: ``create_app()`` wires settings, database, executor and routers.
+"""The FastAPI application: ``create_app`` wires settings, database, executor and routers.
 
-Run it with ``uvicorn --factory cow006_platform.app:create_app``.  The REST API lives under
-``/api`` (OpenAPI at ``/docs`` and ``/openapi.json``); every error is JSON ``{"detail": ...}``.
-On startup the database schema is brought up to date (Alembic migrations when the package
-has them, else ``metadata.create_all`` for a fresh database).
+The executor is always given: the Celery workers' in production (``cow006 api``: the
+factory ``cow006_workers.serve:api_app``), the worker code run in this process on a single
+machine (``uvicorn --factory cow006_workers.embedded:embedded_app``): the platform itself
+never plays a match.  The REST API lives under ``/api`` (OpenAPI at ``/docs`` and
+``/openapi.json``); every error is JSON ``{"detail": ...}``.  On startup the database schema
+is brought up to date (Alembic migrations when the package has them, else
+``metadata.create_all`` for a fresh database).
 """
 
 from __future__ import annotations
@@ -25,11 +28,11 @@ from cow006.untrusted import clean_data
 from . import crud, db, debris, models
 from .cache import PageCache, PublicCacheMiddleware
 from .deps import document_security, optional_user
-from .executor import Executor, InProcessExecutor
+from .executor import Executor
 from .limits import RequestLimits, strict_query
 from .routers import agents, challenges, ladders, leagues, matches, ops, tokens, users
 from .routers.common import ERR_400, ERR_401, ERR_403, ERR_429
-from .settings import Settings, get_settings
+from .settings import Settings
 from .web import apidocs
 from .web import router as web_router
 
@@ -62,10 +65,9 @@ def api_router() -> APIRouter:
     return api
 
 
-def create_app(settings: Settings | None = None, executor: Executor | None = None) -> FastAPI:
-    """The arena's app.  Without ``executor``, matches and validations run in this process
-    (``InProcessExecutor``), created at startup and closed at shutdown."""
-    settings = settings or get_settings()
+def create_app(settings: Settings, executor: Executor) -> FastAPI:
+    """The arena's app, handing its matches and validations to ``executor`` (which belongs
+    to the caller: the app never closes it)."""
     engine = db.make_engine(settings.database_url)
     session_factory = db.make_sessionmaker(engine)
     # GET requests only read: their sessions run in autocommit mode on a pool of their own,
@@ -89,14 +91,9 @@ def create_app(settings: Settings | None = None, executor: Executor | None = Non
         page_cache = app.state.page_cache
         if page_cache is not None:
             await page_cache.start()
-        own_executor = executor is None  # one made here is closed here (per startup)
-        if own_executor:
-            app.state.executor = InProcessExecutor(session_factory, settings)
         try:
             yield
         finally:
-            if own_executor:
-                app.state.executor.close()
             if page_cache is not None:
                 await page_cache.stop()
             engine.dispose()

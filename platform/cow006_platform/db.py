@@ -1,13 +1,15 @@
 """The database: engine and session factory from the settings' URL.
 
 SQLite (the embedded default) gets WAL, a busy timeout and foreign keys; PostgreSQL goes
-through psycopg 3.  ``session_scope`` is the one way code outside the API opens a transaction.
+through psycopg 3.  ``session_scope`` is the one way code outside the API opens a transaction;
+``aware`` reads a timestamp back the same way from either.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +60,10 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
     """A session in one transaction: committed on success, rolled back on error."""
     with factory() as session, session.begin():
         yield session
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """A timestamp read back from the database, in UTC (SQLite returns them naive)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)

@@ -1,7 +1,7 @@
-"""Work classes: the workers' queues, the admission of challenges, and the caps on asking.
+"""Work classes: the admission of challenges, and the caps on asking.
 
-The arena's work comes in three classes, each with a Celery queue of its own, so that a flood
-in one never waits in line in front of another:
+The arena's work comes in three classes, each with a Celery queue of its own
+(``tasknames``), so that a flood in one never waits in line in front of another:
 
 =====================  =======================================  ============================
 queue                  work                                     sent by
@@ -11,9 +11,6 @@ queue                  work                                     sent by
                                                                 the API (a league's start)
 ``cow006.challenge``   challenges                               ``release_challenges``
 =====================  =======================================  ============================
-
-(``cow006`` is the queue of the releases before these classes: workers still read it, so a
-task an older API process sent is not stranded; nothing sends to it any more.)
 
 A worker reads its queues in turn (on Redis, kombu's round robin keeps a queue it found empty
 first in line; the embedded broker rotates), one task per pool process at a time
@@ -32,9 +29,9 @@ challenge is created *held* (``Match.held``): queued in the database, not yet in
   number (``challenge_share``): the ladder keeps the rest.  With no other match waiting,
   challenges have the workers to themselves (up to the slots).
 
-It runs after a challenge is created (the API), after every match a worker (or the
-in-process executor) finishes, and at every scheduler tick (the backstop).  The reaper never
-sends a held challenge.
+It runs after a challenge is created (the API), after every match a worker (or an embedded
+executor: ``cow006_workers.embedded``) settles, and at every scheduler tick (the backstop).
+The reaper never sends a held challenge.
 
 **Caps on asking** (``challenge_refusal``, ``upload_refusal``): per user and per client
 address (``throttle.client_address``: an IPv6 one as its /64; behind a proxy, see
@@ -48,23 +45,15 @@ again may succeed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, select, text, update
+from sqlalchemy import ColumnElement, and_, func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import locks
-from .db import session_scope
+from .db import aware, session_scope
 from .models import Agent, AgentVersion, Match, MatchKind, MatchSeat, MatchStatus, utcnow
 from .settings import Settings
-
-VALIDATE_QUEUE = "cow006.validate"
-LADDER_QUEUE = "cow006.ladder"
-CHALLENGE_QUEUE = "cow006.challenge"
-LEGACY_QUEUE = "cow006"  # one queue for everything, before the work classes: read, not sent to
-# What ``cow006 worker`` reads unless told otherwise (--queues): every class.
-WORK_QUEUES = (VALIDATE_QUEUE, LADDER_QUEUE, CHALLENGE_QUEUE)
-DEFAULT_WORKER_QUEUES = (*WORK_QUEUES, LEGACY_QUEUE)
 
 SHARE_MATCHES = 20  # the latest matches started, over which the challenges' share is measured
 IN_FLIGHT = (MatchStatus.queued, MatchStatus.running)
@@ -72,21 +61,7 @@ IN_FLIGHT = (MatchStatus.queued, MatchStatus.running)
 _ADMISSION_LOCK = 0x636F7730_06C1
 
 
-def queue_for_match(kind: MatchKind | str | None) -> str:
-    """The queue of a match of ``kind`` (None: a ladder or league match)."""
-    if kind is not None and MatchKind(kind) is MatchKind.challenge:
-        return CHALLENGE_QUEUE
-    return LADDER_QUEUE
-
-
 # -- admission ----------------------------------------------------------------------------------
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    """A timestamp read back from the database, in UTC (SQLite returns them naive)."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 def challenge_share(session: Session, now: datetime, last: int = SHARE_MATCHES) -> float:
@@ -105,10 +80,10 @@ def challenge_share(session: Session, now: datetime, last: int = SHARE_MATCHES) 
     busy = {True: 0.0, False: 0.0}
     count = {True: 0, False: 0}
     for kind, started, finished, state in rows:
-        start = _aware(started)
+        start = aware(started)
         if start is None:
             continue
-        end = now if state is MatchStatus.running else (_aware(finished) or start)
+        end = now if state is MatchStatus.running else (aware(finished) or start)
         challenge = kind is MatchKind.challenge
         busy[challenge] += max(0.0, (min(end, now) - start).total_seconds())
         count[challenge] += 1
@@ -202,9 +177,9 @@ class Refusal:
     status: int = 429
 
 
-def _retry_after_hour(session: Session, where: list[object], since: datetime) -> int:
+def _retry_after_hour(session: Session, where: list[ColumnElement[bool]], since: datetime) -> int:
     """Seconds until the oldest of the counted requests leaves the hour."""
-    oldest = _aware(session.scalar(select(func.min(Match.created_at)).where(*where)))
+    oldest = aware(session.scalar(select(func.min(Match.created_at)).where(*where)))
     if oldest is None:
         return 60
     return max(1, int((oldest + timedelta(hours=1) - utcnow()).total_seconds()) + 1)
@@ -323,7 +298,7 @@ def upload_refusal(session: Session, settings: Settings, address: str | None) ->
     count = session.scalar(select(func.count(AgentVersion.id)).where(where)) or 0
     if count < settings.uploads_per_day_per_address:
         return None
-    oldest = _aware(session.scalar(select(func.min(AgentVersion.created_at)).where(where)))
+    oldest = aware(session.scalar(select(func.min(AgentVersion.created_at)).where(where)))
     retry = (
         max(1, int((oldest + timedelta(days=1) - utcnow()).total_seconds()) + 1)
         if oldest is not None

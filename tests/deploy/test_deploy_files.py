@@ -446,10 +446,11 @@ def test_dockerignore_files_keep_the_context_small() -> None:
 @cache
 def the_app() -> Any:
     from cow006_platform.app import create_app
+    from cow006_workers.embedded import SynchronousExecutor
 
     settings = Settings(database_url="sqlite:///:memory:", data_dir=Path("/nonexistent"))
     # Building the app opens nothing (the lifespan, which would, does not run).
-    return create_app(settings)
+    return create_app(settings, SynchronousExecutor(settings))
 
 
 def serves(path: str) -> bool:

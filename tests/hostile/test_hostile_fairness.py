@@ -17,58 +17,49 @@ or failed match, and a running league's seed, reach admins only, in the API and 
 cached or not; validation looks like a ladder match; matchmaking keeps one owner's versions
 apart unless the ladder allows them together.
 
-Needs the sandbox and (for the PostgreSQL half) the server at 127.0.0.1:5432: without them the
-tests skip with the reason, unless COW006_REQUIRE_SANDBOX=1 / COW006_REQUIRE_SERVICES=1.
+The sandboxed tests and the PostgreSQL half need the sandbox and the server at
+127.0.0.1:5432: they skip without them, with the reason, unless COW006_REQUIRE_SANDBOX=1 /
+COW006_REQUIRE_SERVICES=1.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import sys
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import platformtools as pt
 import pytest
+from platformtools import GOOD_HIGH, GOOD_LOW, GOOD_MID, Arena, ladder, user, version
 from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 from typer.testing import CliRunner
 
-from cow006 import MatchInfo, bots, launch, play_match, sandbox, verify
+from cow006 import MatchInfo, bots, launch, play_match, verify
 from cow006.cli import app as sdk_app
 from cow006.host import Limits, RemoteAgent
-from cow006_platform import db, execution, results, security, storage
+from cow006_platform import db, results
 from cow006_platform.models import (
-    Agent,
     AgentVersion,
     Ladder,
-    LadderEntry,
     LadderState,
     Match,
     MatchKind,
     MatchStatus,
     VersionStatus,
 )
-from cow006_platform.settings import Settings
-from cow006_workers import scheduler
+from cow006_workers import runs, scheduler, validation
 
-HERE = Path(__file__).resolve().parent
-FAIR_BOTS = HERE / "bots" / "fairness"
+FAIR_BOTS = pt.BOTS / "fairness"
 
-GOOD_HIGH = "def play(view):\n    return max(view.hand)\n"
-GOOD_LOW = "def play(view):\n    return min(view.hand)\n"
-GOOD_MID = "def play(view):\n    return sorted(view.hand)[len(view.hand) // 2]\n"
 # Seeds long enough never to turn up by chance in a page (ids, times, ETags).
 CHALLENGE_SEED = 7_345_812_990_123_456_789
 LEAGUE_SEED = 6_123_456_789_012_345_678
 HELLO_KEYS = {"type", "protocol", "seat", "n_players", "seed", "names", "limits", "settings"}
 
-Factory = sessionmaker[Session]
 sdk_cli = CliRunner()
 
 
@@ -78,115 +69,19 @@ def old_formula(seed: int, n: int) -> list[int]:
     return [rng.getrandbits(63) for _ in range(n)]
 
 
-# -- services ------------------------------------------------------------------------------------
-
-
-def _require_sandbox() -> None:
-    status = sandbox.probe()
-    if status.ok:
-        return
-    reason = f"these tests need the sandbox, which does not work here: {status.reason}"
-    if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
-        pytest.fail(reason + " (COW006_REQUIRE_SANDBOX=1)", pytrace=False)
-    pytest.skip(reason)
-
-
-class Recorder:
-    """An executor that only records: the tests run the work themselves, as a worker would."""
-
-    def __init__(self) -> None:
-        self.matches: list[int] = []
-        self.validations: list[int] = []
-
-    def submit_match(self, match_id: int, kind: Any = None) -> None:
-        self.matches.append(match_id)
-
-    def submit_validation(self, version_id: int) -> None:
-        self.validations.append(version_id)
-
-    def close(self) -> None:
-        pass
-
-
-@dataclass
-class Arena:
-    client: Any
-    factory: Factory
-    cfg: Settings
-
-
-def _arena(db_url: str, tmp_path: Path) -> Iterator[Arena]:
-    from fastapi.testclient import TestClient
-
-    from cow006_platform.app import create_app
-
-    cfg = Settings(
-        database_url=db_url,
-        data_dir=tmp_path / "data",
-        sandbox="on",
-        validation_decision=0.5,
-        validation_bank=1.0,
-        max_validations=100,  # these tests validate one version again and again
-    )
-    app = create_app(cfg, executor=Recorder())
-    with TestClient(app) as client:
-        yield Arena(client, app.state.session_factory, cfg)
-
-
 @pytest.fixture
 def arena(db_url: str, tmp_path: Path) -> Iterator[Arena]:
     """The platform's app (page cache on) on a fresh database of either kind."""
-    yield from _arena(db_url, tmp_path)
+    # These tests validate one version again and again.
+    yield from pt.arena(db_url, tmp_path, max_validations=100)
 
 
 @pytest.fixture
 def sandboxed_arena(tmp_path: Path) -> Iterator[Arena]:
     """The app on a fresh SQLite file, for the tests that play sandboxed matches (the database
     plays no part in what a bot is told)."""
-    _require_sandbox()
-    yield from _arena(f"sqlite:///{tmp_path / 'arena.db'}", tmp_path)
-
-
-# -- data made the way the API makes it ------------------------------------------------------------
-
-
-def user(a: Arena, name: str, *, admin: bool = False) -> tuple[int, dict[str, str]]:
-    with db.session_scope(a.factory) as s:
-        row, token = security.create_user(s, name)
-        row.is_admin = admin
-        return row.id, {"Authorization": f"Bearer {token}"}
-
-
-def version(a: Arena, owner: int, name: str, source: str) -> tuple[int, int]:
-    """Store ``source`` as an upload and make it version 1 of a new agent: (agent, version)."""
-    stored = storage.store_upload(a.cfg, "bot.py", source.encode())
-    with db.session_scope(a.factory) as s:
-        agent = Agent(owner_id=owner, name=name)
-        s.add(agent)
-        s.flush()
-        row = AgentVersion(
-            agent_id=agent.id,
-            number=1,
-            sha256=stored.sha256,
-            filename="bot.py",
-            size=stored.size,
-            unpacked_size=stored.unpacked_size,
-            files=stored.files,
-            status=VersionStatus.active,
-        )
-        s.add(row)
-        s.flush()
-        return agent.id, row.id
-
-
-def ladder(a: Arena, players: int, entries: list[tuple[int, int]], **kwargs: Any) -> int:
-    with db.session_scope(a.factory) as s:
-        lad = Ladder(name=f"ladder-{uuid.uuid4().hex[:6]}", players=players, **kwargs)
-        s.add(lad)
-        s.flush()
-        for agent_id, version_id in entries:
-            s.add(LadderEntry(ladder_id=lad.id, agent_id=agent_id, version_id=version_id))
-        return lad.id
+    pt.require_sandbox()
+    yield from pt.arena(f"sqlite:///{tmp_path / 'arena.db'}", tmp_path, max_validations=100)
 
 
 # -- local matches: the bots' own seeds are secret -------------------------------------------------
@@ -195,7 +90,7 @@ def ladder(a: Arena, players: int, entries: list[tuple[int, int]], **kwargs: Any
 def test_a_bot_that_knows_the_match_seed_cannot_rebuild_the_hands_from_its_own_seed(
     tmp_path: Path,
 ) -> None:
-    _require_sandbox()
+    pt.require_sandbox()
     spy = str(FAIR_BOTS / "seed_spy.py")
     logs, outputs = [], []
     for name in ("a", "b"):
@@ -413,7 +308,7 @@ def test_a_finished_league_shows_its_seed(arena: Arena) -> None:
     with db.session_scope(arena.factory) as s:
         mid = s.scalars(select(Match.id).where(Match.league_id == league["id"])).one()
     _finish(arena, mid)
-    execution.after_match(arena.factory, mid)
+    scheduler.advance_league(arena.factory, league["id"])
     got = c.get(f"/api/leagues/{league['id']}").json()
     assert got["state"] == "finished" and got["seed"] == LEAGUE_SEED
 
@@ -441,7 +336,7 @@ def _validate(a: Arena, vid: int) -> AgentVersion:
             v = s.get(AgentVersion, vid)
             assert v is not None
             v.status = VersionStatus.pending
-        execution.validate_version(a.factory, a.cfg, vid)
+        validation.validate(a.factory, a.cfg, vid)
         with db.session_scope(a.factory) as s:
             v = s.get(AgentVersion, vid)
             assert v is not None
@@ -484,7 +379,7 @@ def test_validation_looks_like_a_ladder_match_and_its_seed_is_random(
                 version_ids=[others[0][1], probes[0][1], others[1][1], others[2][1]],
                 ladder_id=lid,
             ).id
-        execution.run_match(a.factory, a.cfg, mid)
+        runs.run_match(a.factory, a.cfg, mid, None)
         with db.session_scope(a.factory) as s:
             m = s.get(Match, mid)
             assert m is not None and m.status is MatchStatus.finished, m and m.error

@@ -26,25 +26,22 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import platformtools as pt
 import pytest
+from platformtools import GOOD_HIGH, GOOD_LOW, GOOD_MID, Arena, ladder, user, version
 from sqlalchemy import create_engine, select, text
-from sqlalchemy.orm import Session, sessionmaker
 from typer.testing import CliRunner
 
-from cow006 import sandbox, verify
+from cow006 import verify
 from cow006.untrusted import REPLACEMENT
-from cow006_platform import db, execution, results, security, storage
+from cow006_platform import db, results
 from cow006_platform.models import (
-    Agent,
     AgentVersion,
     Ladder,
-    LadderEntry,
     Match,
     MatchKind,
     MatchLog,
@@ -53,123 +50,27 @@ from cow006_platform.models import (
     Rating,
     VersionStatus,
 )
-from cow006_platform.settings import Settings
+from cow006_workers import lease, runs, validation
 
-HERE = Path(__file__).resolve().parent
-TEXT_BOTS = HERE / "bots" / "text"
+TEXT_BOTS = pt.BOTS / "text"
 
-GOOD_HIGH = "def play(view):\n    return max(view.hand)\n"
-GOOD_LOW = "def play(view):\n    return min(view.hand)\n"
-GOOD_MID = "def play(view):\n    return sorted(view.hand)[len(view.hand) // 2]\n"
 SLOW = "import time\n\ndef play(view):\n    time.sleep(60)\n    return min(view.hand)\n"
 HOSTILE = ("nul_stderr", "surrogate_stderr", "error_reply", "startup_error")
-
-Factory = sessionmaker[Session]
-
-
-# -- services ------------------------------------------------------------------------------------
-
-
-def _require_sandbox() -> None:
-    status = sandbox.probe()
-    if status.ok:
-        return
-    reason = f"these tests need the sandbox, which does not work here: {status.reason}"
-    if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
-        pytest.fail(reason + " (COW006_REQUIRE_SANDBOX=1)", pytrace=False)
-    pytest.skip(reason)
-
-
-class Recorder:
-    """An executor that only records: the tests run the work themselves, as a worker would."""
-
-    def __init__(self) -> None:
-        self.matches: list[int] = []
-        self.validations: list[int] = []
-
-    def submit_match(self, match_id: int) -> None:
-        self.matches.append(match_id)
-
-    def submit_validation(self, version_id: int) -> None:
-        self.validations.append(version_id)
-
-    def close(self) -> None:
-        pass
-
-
-@dataclass
-class Arena:
-    client: Any
-    factory: Factory
-    cfg: Settings
-    db_url: str
 
 
 @pytest.fixture
 def arena(db_url: str, tmp_path: Path) -> Iterator[Arena]:
     """The platform's app on a fresh database (schema made by its migrations at startup),
     bots sandboxed, short validation limits."""
-    _require_sandbox()
-    from fastapi.testclient import TestClient
-
-    from cow006_platform.app import create_app
-
-    cfg = Settings(
-        database_url=db_url,
-        data_dir=tmp_path / "data",
-        sandbox="on",
-        validation_decision=0.5,
-        validation_bank=1.0,
-        max_validations=2,
-    )
-    app = create_app(cfg, executor=Recorder())
-    with TestClient(app) as client:
-        yield Arena(client, app.state.session_factory, cfg, db_url)
+    pt.require_sandbox()
+    yield from pt.arena(db_url, tmp_path, max_validations=2)
 
 
 # -- data made the way the API makes it ------------------------------------------------------------
 
 
-def user(a: Arena, name: str) -> tuple[int, dict[str, str]]:
-    with db.session_scope(a.factory) as s:
-        row, token = security.create_user(s, name)
-        return row.id, {"Authorization": f"Bearer {token}"}
-
-
-def version(a: Arena, owner: int, name: str, source: str) -> tuple[int, int]:
-    """Store ``source`` as an upload and make it version 1 of a new agent: (agent, version)."""
-    stored = storage.store_upload(a.cfg, "bot.py", source.encode())
-    with db.session_scope(a.factory) as s:
-        agent = Agent(owner_id=owner, name=name)
-        s.add(agent)
-        s.flush()
-        row = AgentVersion(
-            agent_id=agent.id,
-            number=1,
-            sha256=stored.sha256,
-            filename="bot.py",
-            size=stored.size,
-            unpacked_size=stored.unpacked_size,
-            files=stored.files,
-            status=VersionStatus.active,
-        )
-        s.add(row)
-        s.flush()
-        return agent.id, row.id
-
-
 def hostile_source(name: str) -> str:
     return (TEXT_BOTS / f"{name}.py").read_text()
-
-
-def ladder(a: Arena, players: int, entries: list[tuple[int, int]]) -> int:
-    with db.session_scope(a.factory) as s:
-        lad = Ladder(name=f"ladder-{uuid.uuid4().hex[:6]}", players=players, time_bank=3.0)
-        s.add(lad)
-        s.flush()
-        for agent_id, version_id in entries:
-            s.add(LadderEntry(ladder_id=lad.id, agent_id=agent_id, version_id=version_id))
-        return lad.id
 
 
 def ladder_match(a: Arena, lid: int, version_ids: list[int], seed: int) -> int:
@@ -221,12 +122,12 @@ def test_hostile_text_is_stored_rated_and_every_page_answers(arena: Arena) -> No
     hostile = {
         name: version(a, mallory, name.replace("_", "-"), hostile_source(name)) for name in HOSTILE
     }
-    lid = ladder(a, 3, [*good, *hostile.values()])
+    lid = ladder(a, 3, [*good, *hostile.values()], time_bank=3.0)
 
     played: dict[str, int] = {}
     for i, (name, (_, vid)) in enumerate(hostile.items()):
         mid = ladder_match(a, lid, [vid, good[0][1], good[1][1]], seed=100 + i)
-        execution.run_match(a.factory, a.cfg, mid)
+        runs.run_match(a.factory, a.cfg, mid, None)
         played[name] = mid
 
     with db.session_scope(a.factory) as s:
@@ -294,7 +195,7 @@ def test_hostile_text_is_stored_rated_and_every_page_answers(arena: Arena) -> No
 
     # Validation: the fault details and the stderr quoted in a rejection reason are clean.
     for name in ("error_reply", "startup_error"):
-        execution.validate_version(a.factory, a.cfg, hostile[name][1])
+        validation.validate(a.factory, a.cfg, hostile[name][1])
     with db.session_scope(a.factory) as s:
         for name in ("error_reply", "startup_error"):
             v = s.get(AgentVersion, hostile[name][1])
@@ -321,18 +222,18 @@ def test_a_refused_result_is_stored_with_the_bots_text_replaced(arena: Arena) ->
     if a.db_url.startswith("postgresql"):  # SQLite stores NUL: nothing to refuse there
         with pytest.raises(DBAPIError) as refused_exc, a.factory() as s:
             s.execute(text("select cast(:x as text)"), {"x": "a\x00b"})
-        assert execution.refused(refused_exc.value)
+        assert runs.refused(refused_exc.value)
     away = create_engine("postgresql+psycopg://root@127.0.0.1:1/none")
     with pytest.raises(DBAPIError) as away_exc, away.connect():
         pass
-    assert not execution.refused(away_exc.value)
+    assert not runs.refused(away_exc.value)
 
     mallory, _ = user(a, "mallory")
     _, v1 = version(a, mallory, "one", GOOD_HIGH)
     _, v2 = version(a, mallory, "two", GOOD_LOW)
     with db.session_scope(a.factory) as s:
         mid = results.create_match(s, kind=MatchKind.challenge, version_ids=[v1, v2], seed=9).id
-    claim = execution.claim_match(a.factory, a.cfg, mid)
+    claim = lease.claim_match(a.factory, a.cfg, mid, lease_seconds=30)
     assert claim is not None
 
     class Faulty(bots.make("random").__class__):  # type: ignore[misc]
@@ -340,10 +241,10 @@ def test_a_refused_result_is_stored_with_the_bots_text_replaced(arena: Arena) ->
             raise RuntimeError("bad \x00 news")
 
     log = play_match([Faulty(), bots.make("random")], seed=9)
-    scrubbed, stderr = execution.scrub_result(log, ["secret \x00", None])
-    assert stderr == [execution.REFUSED_TEXT, None]
-    assert {f["detail"] for f in scrubbed["faults"]} == {execution.REFUSED_TEXT}
-    assert execution.finish_claim(a.factory, claim, scrubbed, stderr)
+    scrubbed, stderr = runs.scrub_result(log, ["secret \x00", None])
+    assert stderr == [runs.REFUSED_TEXT, None]
+    assert {f["detail"] for f in scrubbed["faults"]} == {runs.REFUSED_TEXT}
+    assert runs.finish_claim(a.factory, claim, scrubbed, stderr)
     with db.session_scope(a.factory) as s:
         m = s.get(Match, mid)
         assert m is not None and m.status is MatchStatus.finished
@@ -443,12 +344,12 @@ def test_the_upgrade_repairs_bot_text_stored_before_it_was_cleaned(tmp_path: Pat
 def _die_on(a: Arena, mid: int) -> None:
     """A run of ``mid`` whose worker dies (its lease runs out), then the next run's claim,
     which finds the match tried ``max_attempts`` (1) times and fails it."""
-    claim = execution.claim_match(
+    claim = lease.claim_match(
         a.factory, a.cfg, mid, worker="doomed", lease_seconds=0.05, max_attempts=1
     )
     assert claim is not None
     time.sleep(0.15)
-    again = execution.claim_match(
+    again = lease.claim_match(
         a.factory, a.cfg, mid, worker="next", lease_seconds=30, max_attempts=1
     )
     assert again is None
@@ -475,7 +376,7 @@ def test_a_version_whose_matches_keep_failing_is_suspended_and_the_ladder_goes_o
         version(a, user(a, f"fair{i}")[0], f"fair-{i}", source)
         for i, source in enumerate((GOOD_HIGH, GOOD_LOW, GOOD_MID))
     ]
-    lid = ladder(a, 2, [(doom_agent, doom), *fair])
+    lid = ladder(a, 2, [(doom_agent, doom), *fair], time_bank=3.0)
 
     # Its first matches fail (every run ends with its worker): counted, not yet suspended.
     for i, (_, fair_vid) in enumerate(fair[:2]):
@@ -493,7 +394,7 @@ def test_a_version_whose_matches_keep_failing_is_suspended_and_the_ladder_goes_o
     assert pool[doom].queued == 2
     # A fair version's finished match resets its own count.
     fin = ladder_match(a, lid, [fair[0][1], fair[2][1]], seed=20)
-    execution.run_match(a.factory, a.cfg, fin)
+    runs.run_match(a.factory, a.cfg, fin, None)
     assert _failures(a, fair[0][1]) == (0, False)
     assert _failures(a, fair[1][1]) == (1, False)
 
@@ -513,7 +414,7 @@ def test_a_version_whose_matches_keep_failing_is_suspended_and_the_ladder_goes_o
     created = scheduler.refill_ladder(a.factory, lid, 4, random.Random(3))
     assert len(created) == 4
     for mid in created:
-        execution.run_match(a.factory, a.cfg, mid)
+        runs.run_match(a.factory, a.cfg, mid, None)
     with db.session_scope(a.factory) as s:
         for mid in created:
             m = s.get(Match, mid)
@@ -562,10 +463,11 @@ def test_a_challenge_cannot_suspend_a_fair_version(arena: Arena) -> None:
 def _validate_in_a_worker(a: Arena, vid: int) -> subprocess.Popen[bytes]:
     code = (
         "import sys\n"
-        "from cow006_platform import db, execution\n"
+        "from cow006_platform import db\n"
         "from cow006_platform.settings import Settings\n"
+        "from cow006_workers import validation\n"
         "s = Settings()\n"
-        "execution.validate_version(db.make_sessionmaker(db.make_engine(s.database_url)), s, "
+        "validation.validate_version(db.make_sessionmaker(db.make_engine(s.database_url)), s, "
         "int(sys.argv[1]))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
@@ -611,7 +513,7 @@ def test_revalidation_is_bounded(arena: Arena) -> None:
         worker.wait(30)
         assert _attempts(a, vid) == (run, VersionStatus.pending)
     started = time.monotonic()
-    execution.validate_version(a.factory, a.cfg, vid)  # the reaper's next try
+    validation.validate_version(a.factory, a.cfg, vid)  # the reaper's next try
     assert time.monotonic() - started < 10  # decided without playing again
     attempts, status = _attempts(a, vid)
     assert (attempts, status) == (a.cfg.max_validations, VersionStatus.rejected)
@@ -652,7 +554,7 @@ def _cow006(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cow006_match_prints_bot_text_escaped_and_survives_hostile_text(tmp_path: Path) -> None:
-    _require_sandbox()
+    pt.require_sandbox()
     out = _cow006("match", str(TEXT_BOTS / "escapes.py"), "builtin:random", "--seed", "3")
     assert out.returncode == 0, out.stderr
     for stream in (out.stdout, out.stderr):
@@ -684,19 +586,13 @@ def _free_port() -> int:
 
 
 def test_cow006_logs_and_status_print_bot_text_escaped(tmp_path: Path) -> None:
-    _require_sandbox()
+    pt.require_sandbox()
     import uvicorn
 
     from cow006_platform.app import create_app
 
-    cfg = Settings(
-        database_url=f"sqlite:///{tmp_path / 'arena.db'}",
-        data_dir=tmp_path / "data",
-        sandbox="on",
-        validation_decision=0.5,
-        validation_bank=1.0,
-    )
-    app = create_app(cfg, executor=Recorder())
+    cfg = pt.settings(f"sqlite:///{tmp_path / 'arena.db'}", tmp_path)
+    app = create_app(cfg, pt.Recorder())
     port = _free_port()
     # log_config=None: uvicorn leaves the process's logging alone (other tests read it).
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
@@ -717,8 +613,8 @@ def test_cow006_logs_and_status_print_bot_text_escaped(tmp_path: Path) -> None:
             mid = results.create_match(
                 s, kind=MatchKind.challenge, version_ids=[esc, fair], seed=5, requested_by=mallory
             ).id
-        execution.run_match(a.factory, cfg, mid)
-        execution.validate_version(a.factory, cfg, esc)  # rejected: the reason quotes it
+        runs.run_match(a.factory, cfg, mid, None)
+        validation.validate(a.factory, cfg, esc)  # rejected: the reason quotes it
         env = {
             "COW006_URL": f"http://127.0.0.1:{port}",
             "COW006_TOKEN": auth["Authorization"].split()[1],

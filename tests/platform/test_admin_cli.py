@@ -11,12 +11,12 @@ from typing import Any
 
 import datatools as dt
 import pytest
-from apitools import new_match, play_and_finish
+from apitools import RecordingExecutor, new_match, play_and_finish
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 
-from cow006_platform import db, models, results, workclasses
+from cow006_platform import db, models, results, tasknames
 from cow006_platform.app import create_app
 from cow006_platform.cli import build_app
 from cow006_platform.settings import Settings
@@ -41,7 +41,7 @@ def test_create_user_prints_a_working_token_once(cli_env: Settings) -> None:
     assert "admin boss" in r.stderr and token not in r.stderr
     r = runner.invoke(app, ["admin", "create-user", "pleb"])
     assert r.exit_code == 0
-    with TestClient(create_app(cli_env)) as client:
+    with TestClient(create_app(cli_env, RecordingExecutor())) as client:
         me = client.get("/api/users/me", headers={"Authorization": f"Bearer {token}"}).json()
         assert me["name"] == "boss" and me["is_admin"] is True
         r = client.post(
@@ -216,7 +216,7 @@ def test_a_disabled_agent_is_left_out(cli_env: Settings, engines: list[Any]) -> 
             )
         )
     assert versions[1] not in seated
-    with TestClient(create_app(cli_env)) as client:
+    with TestClient(create_app(cli_env, RecordingExecutor())) as client:
         auth = {"Authorization": "Bearer alice-token-" + "x" * 40}
         r = client.post(
             f"/api/agents/{disabled_id}/versions",
@@ -244,7 +244,7 @@ def _sent(broker_url: str) -> list[int]:
 
     out = []
     with Connection(broker_url) as conn:
-        queue = conn.SimpleQueue(workclasses.LADDER_QUEUE)
+        queue = conn.SimpleQueue(tasknames.LADDER_QUEUE)
         while True:
             try:
                 message = queue.get(timeout=0.5)

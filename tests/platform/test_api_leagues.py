@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from apitools import Api, RecordingExecutor, play_and_finish
 
-from cow006_platform import execution
+from cow006_workers import scheduler
 
 
 def _versions(api: Api, n: int) -> tuple[dict[str, str], list[int]]:
@@ -84,7 +84,7 @@ def test_a_league_runs_round_by_round_to_final_standings(
     while queue:
         mid = queue.pop(0)
         play_and_finish(api.session_factory, mid)
-        queue += execution.after_match(api.session_factory, mid)
+        queue += scheduler.advance_league(api.session_factory, lid)
     league = api.client.get(f"/api/leagues/{lid}").json()
     assert league["state"] == "finished"
     assert league["progress"]["round"] == 2 and league["progress"]["finished"] == 4

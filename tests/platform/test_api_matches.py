@@ -1,13 +1,14 @@
 """/api/matches and /api/challenges: listing and filters, details, logs, stderr, ratings.
 
 The last test plays a real challenge end to end: uploaded bots validated and played by the
-InProcessExecutor in the sandbox (skipped where the sandbox does not work, except under
-COW006_REQUIRE_SANDBOX=1).
+workers' code run in this process (``cow006_workers.embedded.InProcessExecutor``) in the
+sandbox (skipped where the sandbox does not work, except under COW006_REQUIRE_SANDBOX=1).
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,8 @@ from fastapi.testclient import TestClient
 from cow006 import sandbox, verify
 from cow006_platform import db, models
 from cow006_platform.app import create_app
-from cow006_platform.executor import InProcessExecutor
 from cow006_platform.settings import Settings
+from cow006_workers.embedded import InProcessExecutor
 
 
 def _world(api: Api) -> dict[str, object]:
@@ -182,17 +183,17 @@ def test_rating_history_and_head_to_head(api: Api) -> None:
 
 
 def test_end_to_end_upload_validate_and_play_in_the_sandbox(tmp_path: Path) -> None:
-    """Real bots: uploaded, validated and played by the InProcessExecutor, sandboxed (on
-    SQLite alone: the databases are covered by the tests above)."""
+    """Real bots: uploaded, validated and played by the workers' code in this process,
+    sandboxed (on SQLite alone: the databases are covered by the tests above)."""
     status = sandbox.probe()
     if not status.ok:
         if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
             pytest.fail(f"COW006_REQUIRE_SANDBOX=1 but the sandbox does not work: {status}")
         pytest.skip(f"the sandbox does not work here: {'; '.join(status.problems)}")
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'e2e.db'}", data_dir=tmp_path / "d")
-    app = create_app(settings)
-    with TestClient(app) as client:
-        executor: InProcessExecutor = app.state.executor
+    executor = InProcessExecutor(settings)
+    app = create_app(settings, executor)
+    with closing(executor), TestClient(app) as client:
         api = Api(client, None, app.state.session_factory)  # type: ignore[arg-type]
         alice, bob = api.user("alice"), api.user("bob")
         a, b = api.agent(alice, "ant"), api.agent(bob, "bee")

@@ -1,9 +1,9 @@
 """A ladder's ``cpu_share``: the CPU quota of each bot's sandbox slot in its matches.
 
 Set when an admin creates the ladder, shown read-only in the ladder's JSON, and passed by
-the worker to the sandbox (``execution.play(..., cpu=)``): a bot that keeps two threads busy
-gets no more CPU than its share, and the match log's sandbox entry records it.  The match
-test needs the sandbox with its cgroups: without it, it skips (fails with
+the worker to the sandbox (``cow006_workers.play.play(..., cpu=)``): a bot that keeps two
+threads busy gets no more CPU than its share, and the match log's sandbox entry records it.
+The match test needs the sandbox with its cgroups: without it, it skips (fails with
 ``COW006_REQUIRE_SANDBOX=1``).
 """
 
@@ -18,9 +18,10 @@ from apitools import Api
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox
-from cow006_platform import db, execution, results, storage
+from cow006_platform import db, results, storage
 from cow006_platform.models import Match, MatchKind, MatchStatus
 from cow006_platform.settings import Settings
+from cow006_workers import runs
 
 Factory = sessionmaker[Session]
 
@@ -87,7 +88,7 @@ def test_a_ladder_match_runs_with_the_ladders_cpu_share(
         mid = results.create_match(
             s, kind=MatchKind.ladder, version_ids=vids, ladder_id=lid, seed=77
         ).id
-    execution.run_match(session_factory, cfg, mid)
+    runs.run_match(session_factory, cfg, mid, None)
     with db.session_scope(session_factory) as s:
         m = s.get(Match, mid)
         assert m is not None and m.status is MatchStatus.finished, m and m.error

@@ -57,7 +57,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def _serve(root: Path, **settings: str) -> Iterator[Server]:
-    """uvicorn with ``create_app`` on a free port, ``settings`` as COW006_* variables."""
+    """uvicorn with the embedded app on a free port, ``settings`` as COW006_* variables."""
     port = _free_port()
     tmp = root / "tmp"
     tmp.mkdir()
@@ -72,7 +72,7 @@ def _serve(root: Path, **settings: str) -> Iterator[Server]:
     out = open(root / "server.out", "wb")  # noqa: SIM115 (kept by the child)
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "uvicorn", "cow006_platform.app:create_app", "--factory"),
+            *(sys.executable, "-m", "uvicorn", "cow006_workers.embedded:embedded_app", "--factory"),
             *("--port", str(port), "--log-level", "warning"),
         ],
         cwd=root,

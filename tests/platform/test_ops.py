@@ -20,11 +20,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006_platform import db, execution, logs, readiness, results, storage
+from cow006_platform import db, logs, readiness, results, storage
 from cow006_platform.app import create_app
 from cow006_platform.metrics import DURATION_BUCKETS, ArenaCollector
 from cow006_platform.models import AgentVersion, Ladder, Match, MatchStatus, User, VersionStatus
 from cow006_platform.settings import Settings
+from cow006_workers import runs
 
 CLEAN = "def play(view):\n    return min(view.hand)\n"
 ILLEGAL = "def play(view):\n    return 105  # never in a hand: an illegal_card fault\n"
@@ -140,7 +141,7 @@ def _world(factory: sessionmaker[Session], cfg: Settings) -> dict[str, Any]:
         for vs in ([a, b, c], [c, b, a], [a, bad, b])
     ]
     for mid in played:
-        execution.run_match(factory, cfg, mid)
+        runs.run_match(factory, cfg, mid, None)
     failed = new_match(factory, kind="ladder", version_ids=[a, b, c], ladder_id=lid)
     with db.session_scope(factory) as s:
         results.fail_match(s, failed, "The match could not be run (test).")
@@ -157,7 +158,7 @@ def test_metrics_count_what_the_database_holds(
     with factory() as s:
         rows = s.execute(select(Match.id, Match.status, Match.started_at, Match.finished_at)).all()
         durations = [
-            (execution.aware(fin) - execution.aware(start)).total_seconds()  # type: ignore[operator]
+            (db.aware(fin) - db.aware(start)).total_seconds()  # type: ignore[operator]
             for _id, status, start, fin in rows
             if status is MatchStatus.finished
         ]

@@ -1,7 +1,7 @@
 """``cow006 login/submit/status/logs/replay`` against a real arena: uvicorn in a subprocess.
 
-The server is the platform's app (``cow006_platform.app:create_app``) on a loopback port, a
-temporary SQLite database and data folder, with its default in-process executor: uploads are
+The server is the embedded arena (``cow006_workers.embedded:embedded_app``) on a loopback
+port, a temporary SQLite database and data folder, the workers' code in-process: uploads are
 really validated and challenges really played.  Bots run in the sandbox where it works; where
 it does not, they run as plain processes (they are this file's own trivial bots, as in
 test_cli.py), except under COW006_REQUIRE_SANDBOX=1, where the missing sandbox fails the tests.
@@ -93,7 +93,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             "-m",
             "uvicorn",
             "--factory",
-            "cow006_platform.app:create_app",
+            "cow006_workers.embedded:embedded_app",
             "--host",
             "127.0.0.1",
             "--port",

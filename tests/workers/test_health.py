@@ -22,7 +22,7 @@ from cow006_platform.models import (
     MatchStatus,
 )
 from cow006_platform.settings import Settings
-from cow006_workers import jobs
+from cow006_workers import runs
 from cow006_workers.context import Context
 
 
@@ -109,7 +109,7 @@ def test_a_settled_match_logs_one_structured_line(
     ctx = Context.create(settings)
     try:
         with caplog.at_level(logging.INFO, logger="cow006.matches"):
-            outcome = jobs.run_match(ctx, match_id, lambda ids: None)
+            outcome = runs.run_match(ctx.session_factory, ctx.settings, match_id, lambda ids: None)
     finally:
         ctx.close()
     assert outcome.status == "failed"

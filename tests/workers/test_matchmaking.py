@@ -362,16 +362,21 @@ def test_plan_matches_returns_the_callers_candidates_and_is_reproducible() -> No
 
 def test_the_scheduler_keeps_one_owner_to_one_seat_unless_the_ladder_allows_it() -> None:
     # What refill_ladder plans for a ladder: newcomers' placement tables included.
-    from cow006_workers.scheduler import plan_table_list
-
     fresh = [cand(i + 1, owner=i % 3, games=0, last=None) for i in range(9)]
     settled = [cand(i + 1, owner=i % 3, mu=20 + i) for i in range(9)]
     for pool in (fresh, settled):
-        apart = plan_table_list(pool, 3, 30, random.Random(5), NOW, distinct_owners=True)
+        apart = plan_matches(
+            pool, 3, 30, random.Random(5), NOW, distinct_owners=True, place_newcomers=True
+        )
         assert len(apart) >= 30
         assert all(len({c.owner_id for c in t}) == 3 for t in apart)
-        together = plan_table_list(pool, 3, 30, random.Random(5), NOW, distinct_owners=False)
+        together = plan_matches(
+            pool, 3, 30, random.Random(5), NOW, distinct_owners=False, place_newcomers=True
+        )
         assert any(len({c.owner_id for c in t}) < 3 for t in together)
     # Too few owners for a table: no table at all, rather than a shared one.
     two_owners = [cand(i + 1, owner=i % 2) for i in range(6)]
-    assert plan_table_list(two_owners, 3, 5, random.Random(5), NOW, distinct_owners=True) == []
+    rng = random.Random(5)
+    assert (
+        plan_matches(two_owners, 3, 5, rng, NOW, distinct_owners=True, place_newcomers=True) == []
+    )

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006_platform import db, results, security, workclasses
+from cow006_platform import db, results, security, tasknames, workclasses
 from cow006_platform.app import create_app
 from cow006_platform.executor import CeleryExecutor
 from cow006_platform.models import Match, MatchKind, MatchStatus
@@ -201,11 +201,11 @@ def test_the_reaper_never_sends_a_held_challenge(
 
 
 def test_worker_queues_names_work_classes() -> None:
-    assert worker_queues(None) == [*workclasses.WORK_QUEUES, workclasses.LEGACY_QUEUE]
-    assert worker_queues("challenge") == [workclasses.CHALLENGE_QUEUE]
+    assert worker_queues(None) == [*tasknames.WORK_QUEUES, tasknames.LEGACY_QUEUE]
+    assert worker_queues("challenge") == [tasknames.CHALLENGE_QUEUE]
     assert worker_queues("validate, cow006.ladder,ladder") == [
-        workclasses.VALIDATE_QUEUE,
-        workclasses.LADDER_QUEUE,
+        tasknames.VALIDATE_QUEUE,
+        tasknames.LADDER_QUEUE,
     ]
     with pytest.raises(typer.Exit):
         worker_queues("ladders")
@@ -237,4 +237,4 @@ def test_the_api_sends_each_task_to_its_class_queue(arena: wt.Arena) -> None:
     assert _llen("cow006.ladder") == 2
     assert _llen("cow006.validate") == 1
     assert _llen("cow006") == 0
-    assert workclasses.queue_for_match("ladder") == "cow006.ladder"
+    assert tasknames.queue_for_match("ladder") == "cow006.ladder"

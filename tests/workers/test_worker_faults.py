@@ -24,7 +24,7 @@ import workertools as wt
 from sqlalchemy import select
 
 from cow006_platform import db
-from cow006_platform.execution import aware
+from cow006_platform.db import aware
 from cow006_platform.executor import CeleryExecutor
 from cow006_platform.models import Ladder, LadderState, Match, MatchStatus, utcnow
 

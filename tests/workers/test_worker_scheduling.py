@@ -8,19 +8,15 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
 from datetime import timedelta
 
-import pytest
 import workertools as wt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006 import sandbox
-from cow006_platform import db, execution, results
+from cow006_platform import db, results
 from cow006_platform.models import (
     AgentVersion,
-    Ladder,
     LadderEntry,
     LadderState,
     Match,
@@ -31,29 +27,17 @@ from cow006_platform.models import (
     utcnow,
 )
 from cow006_platform.settings import Settings
-from cow006_workers import jobs, scheduler
-from cow006_workers.context import Context
+from cow006_workers import lease, runs, scheduler
 
 Factory = sessionmaker[Session]
 LOW = "def play(view):\n    return min(view.hand)\n"
 
 
-def _require_sandbox() -> None:
-    status = sandbox.probe()
-    if not status.ok:
-        pytest.skip(f"these tests need the sandbox: {status.reason}")
-
-
-def _ladder(factory: Factory, version_ids: list[int], **kwargs: object) -> int:
+def _challenge(factory: Factory, settings: Settings, source: str) -> int:
+    """A queued challenge of two new versions of ``source``; its id."""
+    vids = wt.active_versions(factory, settings, 2, source=source)
     with db.session_scope(factory) as s:
-        ladder = Ladder(name=f"l{uuid.uuid4().hex[:8]}", **kwargs)
-        s.add(ladder)
-        s.flush()
-        for vid in version_ids:
-            v = s.get(AgentVersion, vid)
-            assert v is not None
-            s.add(LadderEntry(ladder_id=ladder.id, agent_id=v.agent_id, version_id=vid))
-        return ladder.id
+        return results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
 
 
 def _in_flight(factory: Factory, ladder_id: int) -> int:
@@ -72,7 +56,7 @@ def test_refill_keeps_the_queue_at_depth_and_places_newcomers_at_once(
     session_factory: Factory, settings: Settings
 ) -> None:
     vids = wt.active_versions(session_factory, settings, 5)
-    lid = _ladder(session_factory, vids, players=4)
+    lid = wt.ladder(session_factory, vids, players=4)
     rng = random.Random(1)
     first = scheduler.refill_ladder(session_factory, lid, 3, rng)
     assert len(first) == 3 and _in_flight(session_factory, lid) == 3
@@ -108,16 +92,16 @@ def test_refill_skips_closed_ladders_and_too_small_fields(
     session_factory: Factory, settings: Settings
 ) -> None:
     vids = wt.active_versions(session_factory, settings, 4)
-    paused = _ladder(session_factory, vids, players=4, state=LadderState.paused)
+    paused = wt.ladder(session_factory, vids, players=4, state=LadderState.paused)
     assert scheduler.refill_ladder(session_factory, paused, 5) == []
-    small = _ladder(session_factory, vids[:3], players=4)
+    small = wt.ladder(session_factory, vids[:3], players=4)
     assert scheduler.refill_ladder(session_factory, small, 5) == []
     # A pending version does not play.
     with db.session_scope(session_factory) as s:
         v = s.get(AgentVersion, vids[0])
         assert v is not None
         v.status = VersionStatus.pending
-    lid = _ladder(session_factory, vids, players=3)
+    lid = wt.ladder(session_factory, vids, players=3)
     created = scheduler.refill_ladder(session_factory, lid, 4)
     assert created
     with db.session_scope(session_factory) as s:
@@ -131,51 +115,44 @@ def test_refill_skips_closed_ladders_and_too_small_fields(
 def test_claims_hold_a_lease_and_a_fencing_token(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
-    with db.session_scope(session_factory) as s:
-        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
-    first = execution.claim_match(
+    mid = _challenge(session_factory, settings, LOW)
+    first = lease.claim_match(
         session_factory, settings, mid, worker="a", lease_seconds=30, max_attempts=3
     )
     assert first is not None and first.attempt == 1
     # Held by a live lease: nobody else takes it.
-    assert (
-        execution.claim_match(session_factory, settings, mid, worker="b", lease_seconds=30) is None
-    )
-    assert execution.renew_lease(session_factory, first, 30) is not None
+    assert lease.claim_match(session_factory, settings, mid, worker="b", lease_seconds=30) is None
+    assert lease.renew_lease(session_factory, first, 30) is not None
     # The lease runs out (its worker is gone): the next claim takes over.
     with db.session_scope(session_factory) as s:
         m = s.get(Match, mid)
         assert m is not None
         m.lease_expires_at = utcnow() - timedelta(seconds=1)
-    second = execution.claim_match(
+    second = lease.claim_match(
         session_factory, settings, mid, worker="b", lease_seconds=30, max_attempts=3
     )
     assert second is not None and second.attempt == 2 and second.worker == "b"
     # The first run's heartbeat and result no longer count.
-    assert execution.renew_lease(session_factory, first, 30) is None
+    assert lease.renew_lease(session_factory, first, 30) is None
     log, stderr = _builtin_log(session_factory, mid)
-    assert execution.finish_claim(session_factory, first, log, stderr) is False
-    assert execution.finish_claim(session_factory, second, log, stderr) is True
-    assert execution.finish_claim(session_factory, second, log, stderr) is False  # once
-    assert execution.claim_match(session_factory, settings, mid, lease_seconds=30) is None
+    assert runs.finish_claim(session_factory, first, log, stderr) is False
+    assert runs.finish_claim(session_factory, second, log, stderr) is True
+    assert runs.finish_claim(session_factory, second, log, stderr) is False  # once
+    assert lease.claim_match(session_factory, settings, mid, lease_seconds=30) is None
 
 
 def test_a_match_that_keeps_losing_its_workers_is_given_up(
     session_factory: Factory, settings: Settings
 ) -> None:
-    vids = wt.active_versions(session_factory, settings, 2, source=LOW)
-    with db.session_scope(session_factory) as s:
-        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
+    mid = _challenge(session_factory, settings, LOW)
     for _ in range(2):
-        claim = execution.claim_match(
+        claim = lease.claim_match(
             session_factory, settings, mid, lease_seconds=0.01, max_attempts=2
         )
         assert claim is not None
         time.sleep(0.02)
     assert (
-        execution.claim_match(session_factory, settings, mid, lease_seconds=1, max_attempts=2)
-        is None
+        lease.claim_match(session_factory, settings, mid, lease_seconds=1, max_attempts=2) is None
     )
     with db.session_scope(session_factory) as s:
         m = s.get(Match, mid)
@@ -203,7 +180,7 @@ def test_the_reaper_requeues_expired_leases_and_resends_lost_tasks(
             results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id for _ in range(4)
         )
     for mid in (dead, alive):
-        assert execution.claim_match(session_factory, settings, mid, lease_seconds=30)
+        assert lease.claim_match(session_factory, settings, mid, lease_seconds=30)
     past = utcnow() - timedelta(seconds=60)
     with db.session_scope(session_factory) as s:
         m = s.get(Match, dead)
@@ -239,18 +216,18 @@ def test_the_reaper_requeues_expired_leases_and_resends_lost_tasks(
 def test_run_match_plays_rates_once_and_refills(
     session_factory: Factory, settings: Settings
 ) -> None:
-    _require_sandbox()
+    wt.require_sandbox()
     vids = wt.active_versions(session_factory, settings, 4, source=LOW)
-    lid = _ladder(session_factory, vids, players=4, decision_time=1.0, time_bank=5.0)
+    lid = wt.ladder(session_factory, vids, players=4, decision_time=1.0, time_bank=5.0)
     created = scheduler.refill_ladder(session_factory, lid, 1)
     assert len(created) == 1
-    ctx = Context(settings, session_factory.kw["bind"], session_factory)
     sent: list[int] = []
-    outcome = jobs.run_match(ctx, created[0], sent.extend)
+    outcome = runs.run_match(session_factory, settings, created[0], sent.extend)
     assert outcome.status == "finished"
     assert sent == outcome.follow_ups  # the ladder was refilled to its depth
     assert len(sent) == settings.ladder_queue_depth
-    assert jobs.run_match(ctx, created[0], sent.extend).status == "skipped"  # a duplicate
+    again = runs.run_match(session_factory, settings, created[0], sent.extend)
+    assert again.status == "skipped"  # a duplicate
     with db.session_scope(session_factory) as s:
         m = s.get(Match, created[0])
         assert m is not None and m.status is MatchStatus.finished and m.rating_applied
@@ -262,14 +239,13 @@ def test_run_match_plays_rates_once_and_refills(
 def test_a_lost_lease_stops_the_run_and_drops_its_result(
     session_factory: Factory, settings: Settings
 ) -> None:
-    _require_sandbox()
+    wt.require_sandbox()
     slow = "import time\n\ndef play(view):\n    time.sleep(0.2)\n    return min(view.hand)\n"
-    vids = wt.active_versions(session_factory, settings, 2, source=slow)
-    with db.session_scope(session_factory) as s:
-        mid = results.create_match(s, kind=MatchKind.challenge, version_ids=vids).id
-    ctx = Context(settings, session_factory.kw["bind"], session_factory)
-    outcome: list[jobs.Outcome] = []
-    runner = threading.Thread(target=lambda: outcome.append(jobs.run_match(ctx, mid, list)))
+    mid = _challenge(session_factory, settings, slow)
+    outcome: list[runs.Outcome] = []
+    runner = threading.Thread(
+        target=lambda: outcome.append(runs.run_match(session_factory, settings, mid, list))
+    )
     started = time.monotonic()
     runner.start()
     # Another run takes the match over (as after a lease ran out): attempts moves on.

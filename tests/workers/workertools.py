@@ -30,7 +30,7 @@ from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox, verify
-from cow006_platform import db, results, storage
+from cow006_platform import db, results, storage, versions
 from cow006_platform.app import prepare_database
 from cow006_platform.models import (
     Agent,
@@ -144,6 +144,18 @@ def _pg_problem() -> str | None:
         return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
 
 
+def require_sandbox() -> None:
+    """Skip (with the reason) where the sandbox does not work; fail instead when
+    COW006_REQUIRE_SANDBOX=1."""
+    status = sandbox.probe()
+    if status.ok:
+        return
+    reason = f"these tests need the sandbox, which does not work here: {status.reason}"
+    if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
+        pytest.fail(reason + " (COW006_REQUIRE_SANDBOX=1)", pytrace=False)
+    pytest.skip(reason)
+
+
 def require_services() -> None:
     """Skip (one loud reason) without Redis, PostgreSQL or the sandbox; fail instead when
     COW006_REQUIRE_SERVICES=1."""
@@ -181,20 +193,16 @@ class Proc:
         return [pid for pid in children_of(self.popen.pid) if _is_python(pid)]
 
 
+def _processes() -> Iterator[tuple[int, list[str]]]:
+    """(pid, the fields of /proc/PID/stat after the command) of every process there is."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # The command (which may hold spaces) is in parentheses: the fields follow it.
+            yield int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()
+
+
 def children_of(pid: int) -> list[int]:
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_text()
-        except OSError:
-            continue
-        # The ppid is the 2nd field after the command (which may hold spaces) in parentheses.
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid:
-            out.append(int(name))
-    return out
+    return [child for child, fields in _processes() if int(fields[1]) == pid]
 
 
 def _is_python(pid: int) -> bool:
@@ -206,18 +214,7 @@ def _is_python(pid: int) -> bool:
 
 def session_pids(sid: int) -> list[int]:
     """Every live process of session ``sid`` (a worker started with a session of its own)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{name}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] != "Z" and int(fields[3]) == sid:
-            out.append(int(name))
-    return out
+    return [pid for pid, fields in _processes() if fields[0] != "Z" and int(fields[3]) == sid]
 
 
 @dataclass
@@ -310,45 +307,40 @@ class Arena:
 
     def upload(self, owner: str, name: str, source: str) -> int:
         """An agent with one version of ``source``, stored like an upload; the version id."""
-        stored = storage.store_upload(self.settings, "bot.py", source.encode())
         with db.session_scope(self.session_factory) as s:
             user = s.scalar(select(User).where(User.name == owner))
             if user is None:
                 user = User(name=owner, token_hash=uuid.uuid4().hex * 2)
                 s.add(user)
                 s.flush()
-            agent = Agent(name=name, owner_id=user.id)
-            s.add(agent)
-            s.flush()
-            version = AgentVersion(
-                agent_id=agent.id,
-                number=1,
-                sha256=stored.sha256,
-                filename="bot.py",
-                size=stored.size,
-                unpacked_size=stored.unpacked_size,
-                files=stored.files,
-                status=VersionStatus.active,
-            )
-            s.add(version)
-            s.flush()
-            return version.id
+            return add_version(s, self.settings, user.id, name, source).id
 
     def ladder(self, version_ids: list[int], **kwargs: Any) -> int:
-        with db.session_scope(self.session_factory) as s:
-            ladder = Ladder(name=kwargs.pop("name", f"ladder-{uuid.uuid4().hex[:8]}"), **kwargs)
-            s.add(ladder)
-            s.flush()
-            for vid in version_ids:
-                version = s.get(AgentVersion, vid)
-                assert version is not None
-                s.add(LadderEntry(ladder_id=ladder.id, agent_id=version.agent_id, version_id=vid))
-            return ladder.id
+        return ladder(self.session_factory, version_ids, **kwargs)
 
     def counts(self) -> dict[str, int]:
         with db.session_scope(self.session_factory) as s:
             rows = s.execute(select(Match.status, func.count()).group_by(Match.status)).all()
             return {status.value: n for status, n in rows}
+
+
+def add_version(
+    s: Session, settings: Settings, owner_id: int, name: str, source: str | None
+) -> AgentVersion:
+    """A new agent ``name`` of ``owner_id`` with one active version, flushed: of ``source``
+    stored like an upload, or (None) naming files that were never stored."""
+    agent = Agent(name=name, owner_id=owner_id)
+    s.add(agent)
+    s.flush()
+    if source is not None:
+        stored = storage.store_upload(settings, "bot.py", source.encode())
+    else:
+        sha = uuid.uuid4().hex * 2
+        stored = storage.StoredBot(sha, "bot.py", 1, 1, 1, storage.bot_path(settings, sha))
+    version = versions.add_version(s, agent.id, stored)
+    version.status = VersionStatus.active
+    s.flush()
+    return version
 
 
 def active_versions(
@@ -363,27 +355,22 @@ def active_versions(
             owner = User(name=f"u{uuid.uuid4().hex[:8]}", token_hash=uuid.uuid4().hex * 2)
             s.add(owner)
             s.flush()
-            sha = uuid.uuid4().hex * 2
-            if source is not None:
-                text = f"# bot {i} {uuid.uuid4().hex}\n" + source
-                sha = storage.store_upload(settings, "bot.py", text.encode()).sha256
-            agent = Agent(name=f"a{uuid.uuid4().hex[:10]}", owner_id=owner.id)
-            s.add(agent)
-            s.flush()
-            version = AgentVersion(
-                agent_id=agent.id,
-                number=1,
-                sha256=sha,
-                filename="bot.py",
-                size=1,
-                unpacked_size=1,
-                files=1,
-                status=VersionStatus.active,
-            )
-            s.add(version)
-            s.flush()
-            out.append(version.id)
+            text = None if source is None else f"# bot {i} {uuid.uuid4().hex}\n" + source
+            out.append(add_version(s, settings, owner.id, f"a{uuid.uuid4().hex[:10]}", text).id)
     return out
+
+
+def ladder(factory: sessionmaker[Session], version_ids: list[int], **kwargs: Any) -> int:
+    """A ladder (``kwargs``: its columns) with the versions entered; its id."""
+    with db.session_scope(factory) as s:
+        row = Ladder(name=kwargs.pop("name", f"ladder-{uuid.uuid4().hex[:8]}"), **kwargs)
+        s.add(row)
+        s.flush()
+        for vid in version_ids:
+            version = s.get(AgentVersion, vid)
+            assert version is not None
+            s.add(LadderEntry(ladder_id=row.id, agent_id=version.agent_id, version_id=vid))
+        return row.id
 
 
 @contextlib.contextmanager

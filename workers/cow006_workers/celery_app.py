@@ -13,9 +13,11 @@ its worker process dies (``reject_on_worker_lost``), and a worker takes one task
 (``prefetch_multiplier = 1``: a match waits in the broker, where any free worker can take it,
 not in a busy worker's buffer).
 
-Each work class has its queue (``cow006_platform.workclasses``): ``cow006.validate``,
-``cow006.ladder`` (ladder and league matches), ``cow006.challenge``.  A worker reads the
-queues it was given in turn (Redis: kombu's round robin, where a queue found empty stays first
+Each work class has its queue (``cow006_platform.tasknames``, with the tasks' names):
+``cow006.validate``, ``cow006.ladder`` (ladder and league matches), ``cow006.challenge``; the
+beat's ticks go through ``cow006.control``, worked off by the scheduler process itself
+(``cow006 beat``), so a tick never waits for a match worker.  A worker reads the queues it
+was given in turn (Redis: kombu's round robin, where a queue found empty stays first
 in line; the embedded broker: a plain rotation), so with one task per pool process a flood in
 one queue delays another by about the match each pool process is playing.
 """
@@ -24,33 +26,20 @@ from __future__ import annotations
 
 from celery import Celery
 
-from cow006_platform.executor import QUEUE, RUN_MATCH_TASK, VALIDATE_TASK, prepare_broker
+from cow006_platform.executor import prepare_broker
 from cow006_platform.settings import Settings
-from cow006_platform.workclasses import (
-    CHALLENGE_QUEUE,
-    DEFAULT_WORKER_QUEUES,
+from cow006_platform.tasknames import (
+    CONTROL_QUEUE,
     LADDER_QUEUE,
+    REAP_TASK,
+    RUN_MATCH_TASK,
+    SCHEDULE_TASK,
     VALIDATE_QUEUE,
-    WORK_QUEUES,
+    VALIDATE_TASK,
 )
 
-__all__ = [
-    "CHALLENGE_QUEUE",
-    "CONTROL_QUEUE",
-    "DEFAULT_WORKER_QUEUES",
-    "LADDER_QUEUE",
-    "QUEUE",
-    "VALIDATE_QUEUE",
-    "WORK_QUEUES",
-    "app",
-    "make_app",
-]
+__all__ = ["app", "make_app"]
 
-# The beat's ticks go through a queue of their own, worked off by the scheduler process itself
-# (``cow006 beat``): a tick never waits for a match worker to be free.
-CONTROL_QUEUE = "cow006.control"
-SCHEDULE_TASK = "cow006.schedule"
-REAP_TASK = "cow006.reap"
 EMBEDDED_POLLING = 0.2  # seconds between two polls of the embedded SQLite broker
 
 

@@ -38,10 +38,10 @@ def _fail(message: str) -> None:
 _PROBE = """
 import sys
 from cow006 import sandbox
-from cow006_platform import execution
 from cow006_platform.settings import Settings
+from cow006_workers import play
 try:
-    execution.sandbox_for(Settings())
+    play.sandbox_for(Settings())
 except sandbox.SandboxError as exc:
     sys.exit(str(exc))
 """
@@ -62,7 +62,7 @@ def _check_sandbox() -> None:
 def worker_queues(spec: str | None) -> list[str]:
     """The queues of ``--queues``: work classes by name (``ladder``) or queue
     (``cow006.ladder``), comma-separated; all of them (and the old ``cow006``) when empty."""
-    from cow006_platform.workclasses import DEFAULT_WORKER_QUEUES, LEGACY_QUEUE, WORK_QUEUES
+    from cow006_platform.tasknames import DEFAULT_WORKER_QUEUES, LEGACY_QUEUE, WORK_QUEUES
 
     if not spec or not spec.strip():
         return list(DEFAULT_WORKER_QUEUES)
@@ -149,7 +149,9 @@ def beat_command(
     same process works off (a solo worker on that queue only): the ticks never wait for a
     free match worker, so lost tasks are sent again even while every worker is busy.
     """
-    from .celery_app import CONTROL_QUEUE, app
+    from cow006_platform.tasknames import CONTROL_QUEUE
+
+    from .celery_app import app
 
     argv = [
         "worker",

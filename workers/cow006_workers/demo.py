@@ -35,7 +35,7 @@ DEMO_BOTS = ("random", "greedy", "safe", "montecarlo")
 
 
 def bot_source(name: str) -> str:
-    """The ``bot.py`` of a built-in bot."""
+    """The ``bot.py`` of a built-in bot (the validation tables' opponents run it too)."""
     return f'from cow006.bots import make\n\nagent = make("{name}")\n'
 
 

@@ -182,12 +182,17 @@ def _stalest(pool: Sequence[Candidate], k: int, rng: random.Random, now: float) 
     return shuffled[:k]
 
 
+def _fresh(c: Candidate) -> bool:
+    """Whether ``c`` waits for its placement match: no game played, none queued."""
+    return c.games <= 0 and c.queued <= 0
+
+
 def pick_seed(pool: Sequence[Candidate], rng: random.Random, now: float) -> Candidate:
     """The version a table is built around: placement first, else Halite's 65/25/10 mix."""
     # Placement: a version that has neither played nor been queued waits for nothing.  Upload
     # order (version ids grow with uploads) so a burst of uploads is served first come, first
     # served; each gets its table in the same refill.
-    fresh = [c for c in pool if c.games <= 0 and c.queued <= 0]
+    fresh = [c for c in pool if _fresh(c)]
     if fresh:
         return min(fresh, key=lambda c: c.version_id)
 
@@ -262,9 +267,12 @@ def plan_matches(
     now: float,
     *,
     distinct_owners: bool = False,
+    place_newcomers: bool = False,
 ) -> list[list[Candidate]]:
     """Up to ``count`` tables to add to a ladder's queue (fewer only if ``pick_table`` gives
-    None: too few distinct agents).
+    None: too few distinct agents); with ``place_newcomers``, one more table at a time while
+    a version still waits for its placement match (no game, nothing queued): what a refill
+    plans, so that a newcomer waits for nothing even when the queue is full.
 
     Each planned table adds one to the ``queued`` of its seats before the next is picked, so a
     refill spreads over the field as the real queue would: the same versions are not drawn
@@ -279,7 +287,11 @@ def plan_matches(
     original = {c.version_id: c for c in candidates}
     pool = list(candidates)
     tables: list[list[Candidate]] = []
-    for _ in range(count):
+    # A newcomer is a seed first (pick_seed): each extra table places at least one of them.
+    extra = len(candidates) if place_newcomers else 0
+    while len(tables) < count or (extra > 0 and any(_fresh(c) for c in pool)):
+        if len(tables) >= count:
+            extra -= 1
         table = pick_table(pool, players, rng, now, distinct_owners=distinct_owners)
         if table is None:
             break

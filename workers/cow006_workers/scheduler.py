@@ -11,8 +11,9 @@ just finished a match of the ladder) never overfill it.  A suspended version
 matches in a row count as matches it has queued, so it is never placed as a newcomer.
 
 ``schedule_tick`` (the beat's ``cow006.schedule``) refills every open ladder and starts the
-next round of every running league whose current round is settled (a backstop: the worker
-that finishes a league's last match of a round starts the next one itself).
+next round of every running league whose current round is settled (``advance_league``; a
+backstop: the worker that settles a league's last match of a round starts the next one
+itself).
 
 ``reap`` (the beat's ``cow006.reap``) sends again what was dropped: a running match whose lease
 ran out (its worker died) goes back to queued; a queued match whose task may have been lost
@@ -31,15 +32,14 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import changes, leagues, locks, results, workclasses
-from cow006_platform.db import session_scope
-from cow006_platform.execution import aware
+from cow006_platform.db import aware, session_scope
 from cow006_platform.models import (
     Agent,
     AgentVersion,
@@ -176,14 +176,15 @@ def refill_ladder(
             return []
         in_flight = _in_flight(session, ladder.id)
         candidates = ladder_candidates(session, ladder)
-        tables = plan_table_list(
+        tables = plan_matches(
             candidates,
             ladder.players,
-            depth - int(in_flight or 0),
+            max(0, depth - int(in_flight or 0)),
             rng,
             utcnow().timestamp(),
             # One owner's versions share a table only where the ladder allows it (collusion).
             distinct_owners=not ladder.allow_same_owner,
+            place_newcomers=True,
         )
         if not tables:
             return []
@@ -201,39 +202,16 @@ def refill_ladder(
     return created
 
 
-def plan_table_list(
-    candidates: list[Candidate],
-    players: int,
-    count: int,
-    rng: random.Random,
-    now: float,
-    *,
-    distinct_owners: bool = False,
-) -> list[list[Candidate]]:
-    """``count`` tables (``matchmaking.plan_matches``), plus one more for each version still
-    waiting for its placement match (no game, nothing queued) that those did not seat.
-    With ``distinct_owners`` no table seats two versions of one owner."""
-    tables = plan_matches(
-        candidates, players, max(0, count), rng, now, distinct_owners=distinct_owners
-    )
-    queued = {c.version_id: c.queued for c in candidates}
-    for table in tables:
-        for c in table:
-            queued[c.version_id] += 1
-    # plan_matches seats a version without games first: one table at a time until every
-    # newcomer has one (a table may seat several of them).
-    for _ in range(len(candidates)):
-        pool = [replace(c, queued=queued[c.version_id]) for c in candidates]
-        if not any(c.games <= 0 and c.queued <= 0 for c in pool):
-            break
-        extra = plan_matches(pool, players, 1, rng, now, distinct_owners=distinct_owners)
-        if not extra:
-            break
-        by_id = {c.version_id: c for c in candidates}
-        tables.append([by_id[c.version_id] for c in extra[0]])
-        for c in extra[0]:
-            queued[c.version_id] += 1
-    return tables
+def advance_league(session_factory: sessionmaker[Session], league_id: int) -> list[int]:
+    """Start the league's next round if its current one is settled (after the last round:
+    mark it finished); the ids of the matches created, committed, to be sent."""
+    with session_scope(session_factory) as session:
+        league = session.get(League, league_id)
+        if league is None:
+            return []
+        matches = leagues.start_league(session, league)
+        leagues.refresh_league_state(session, league)
+        return [m.id for m in matches]
 
 
 def advance_leagues(session_factory: sessionmaker[Session]) -> list[int]:
@@ -243,13 +221,7 @@ def advance_leagues(session_factory: sessionmaker[Session]) -> list[int]:
     created: list[int] = []
     for league_id in ids:
         try:
-            with session_scope(session_factory) as session:
-                league = session.get(League, league_id)
-                if league is None:
-                    continue
-                matches = leagues.start_league(session, league)
-                leagues.refresh_league_state(session, league)
-                created += [m.id for m in matches]
+            created += advance_league(session_factory, league_id)
         except Exception:  # one broken league must not stop the others
             logger.exception("league %s: cannot start its next round", league_id)
     return created

@@ -8,7 +8,9 @@
                            dropped
 =========================  ===============================================================
 
-The tasks are thin: the work is in ``jobs`` and ``scheduler`` (testable without Celery).
+The names are the platform's (``cow006_platform.tasknames``).  The tasks are thin: the work
+is in ``runs``, ``validation`` and ``scheduler`` (testable without Celery, and run as they are
+by the embedded executors).
 Matches created by a task (a refill, a league's next round) are committed before their tasks
 are sent.
 """
@@ -21,14 +23,13 @@ from typing import Any
 from celery.signals import after_setup_logger, after_setup_task_logger
 from sqlalchemy import select
 
-from cow006_platform import logs, workclasses
+from cow006_platform import logs, tasknames
 from cow006_platform.db import session_scope
-from cow006_platform.executor import RUN_MATCH_TASK, VALIDATE_TASK
 from cow006_platform.models import Match
 from cow006_platform.settings import Settings
 
-from . import jobs, scheduler
-from .celery_app import REAP_TASK, SCHEDULE_TASK, app
+from . import runs, scheduler, validation
+from .celery_app import app
 from .context import get_context
 
 logger = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ def _structured_logs(logger: logging.Logger, **_: Any) -> None:
 
 
 def match_queues(match_ids: list[int]) -> dict[int, str]:
-    """Each match's queue, from its kind (``workclasses.queue_for_match``)."""
+    """Each match's queue, from its kind (``tasknames.queue_for_match``)."""
     if not match_ids:
         return {}
     try:
@@ -58,34 +59,36 @@ def match_queues(match_ids: list[int]) -> dict[int, str]:
     except Exception:  # the database is away: the ladder's queue, the reaper sorts it out
         logger.exception("cannot read the kinds of matches %s", match_ids)
         kinds = {}
-    return {mid: workclasses.queue_for_match(kinds.get(mid)) for mid in match_ids}
+    return {mid: tasknames.queue_for_match(kinds.get(mid)) for mid in match_ids}
 
 
 def send_matches(match_ids: list[int]) -> None:
     """Send a ``run_match`` task per match (rows committed already), each to its work
     class's queue."""
     for match_id, queue in match_queues(match_ids).items():
-        app.send_task(RUN_MATCH_TASK, args=[match_id], queue=queue)
+        app.send_task(tasknames.RUN_MATCH_TASK, args=[match_id], queue=queue)
 
 
 def send_validations(version_ids: list[int]) -> None:
     for version_id in version_ids:
-        app.send_task(VALIDATE_TASK, args=[version_id], queue=workclasses.VALIDATE_QUEUE)
+        app.send_task(tasknames.VALIDATE_TASK, args=[version_id], queue=tasknames.VALIDATE_QUEUE)
 
 
-@app.task(name=RUN_MATCH_TASK, ignore_result=True)
+@app.task(name=tasknames.RUN_MATCH_TASK, ignore_result=True)
 def run_match(match_id: int) -> str:
-    """Play match ``match_id`` (see ``jobs.run_match``); one word says what happened."""
-    outcome = jobs.run_match(get_context(), int(match_id), send_matches)
-    return outcome.status
+    """Play match ``match_id`` (see ``runs.run_match``); one word says what happened."""
+    ctx = get_context()
+    return runs.run_match(ctx.session_factory, ctx.settings, int(match_id), send_matches).status
 
 
-@app.task(name=VALIDATE_TASK, ignore_result=True)
+@app.task(name=tasknames.VALIDATE_TASK, ignore_result=True)
 def validate_version(version_id: int) -> str:
-    return jobs.validate_version(get_context(), int(version_id))
+    """Validate version ``version_id`` (see ``validation.validate_version``); one word."""
+    ctx = get_context()
+    return validation.validate_version(ctx.session_factory, ctx.settings, int(version_id))
 
 
-@app.task(name=SCHEDULE_TASK, ignore_result=True)
+@app.task(name=tasknames.SCHEDULE_TASK, ignore_result=True)
 def schedule() -> int:
     """Refill every open ladder's queue, start leagues' next rounds, admit held challenges;
     matches sent."""
@@ -95,7 +98,7 @@ def schedule() -> int:
     return len(work.matches)
 
 
-@app.task(name=REAP_TASK, ignore_result=True)
+@app.task(name=tasknames.REAP_TASK, ignore_result=True)
 def reap() -> int:
     """Send again the matches of dead workers and lost tasks, and stale validations."""
     ctx = get_context()

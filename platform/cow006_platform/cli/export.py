@@ -38,7 +38,7 @@ def export_command(
     from cow006 import log as cow_log
 
     from .. import crud, results
-    from ..execution import aware
+    from ..db import aware
     from ..models import Match, MatchStatus
     from ..settings import Settings
 

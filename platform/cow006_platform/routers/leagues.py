@@ -2,9 +2,10 @@
 
 A league is created with its entrants (version ids, frozen: later uploads do not change who
 plays) and started once: that schedules its first round and hands the matches to the
-executor, which starts each next round when the current one is settled and marks the league
-finished after the last (``execution.after_match``).  Anyone reads progress, the schedule and
-the standings (final once the league has finished).  The GET routes never write.
+executor; the workers start each next round when the current one is settled and mark the
+league finished after the last (``cow006_workers.scheduler.advance_league``).  Anyone reads
+progress, the schedule and the standings (final once the league has finished).  The GET
+routes never write.
 """
 
 from __future__ import annotations

@@ -18,18 +18,21 @@ from browsertools import CHROMIUM, CHROMIUM_ARGS, LiveServer, Pages, require_bro
 
 from cow006_platform.app import create_app
 from cow006_platform.settings import Settings
+from cow006_workers.embedded import InProcessExecutor
 
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """uvicorn in a thread on 127.0.0.1 (a free port), with the default executor: an
-    InProcessExecutor, so an uploaded version is really validated (in the sandbox)."""
+    """uvicorn in a thread on 127.0.0.1 (a free port), with the workers' code run in this
+    process (``InProcessExecutor``), so an uploaded version is really validated (in the
+    sandbox) while the page polls."""
     import uvicorn
 
     require_browser()
     tmp = tmp_path_factory.mktemp("web")
     settings = Settings(database_url=f"sqlite:///{tmp / 'arena.db'}", data_dir=tmp / "data")
-    app = create_app(settings)
+    executor = InProcessExecutor(settings)
+    app = create_app(settings, executor)
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)
     )
@@ -45,6 +48,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     yield LiveServer(f"http://127.0.0.1:{port}", app, settings, seeded)
     server.should_exit = True
     thread.join(timeout=15)
+    executor.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from apitools import RecordingExecutor
 from browsertools import LiveServer, Pages, require_browser, screenshot
 from fastapi.testclient import TestClient
 
@@ -21,7 +22,7 @@ from cow006_platform.web.routes import CSP
 @pytest.fixture
 def client(tmp_path: Path) -> Any:
     settings = Settings(database_url=f"sqlite:///{tmp_path / 'a.db'}", data_dir=tmp_path / "d")
-    with TestClient(create_app(settings)) as c:
+    with TestClient(create_app(settings, RecordingExecutor())) as c:
         yield c
 
 

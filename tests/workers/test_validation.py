@@ -1,0 +1,75 @@
+"""A version's validation with real, sandboxed bot processes (``validation``), run by the
+``SynchronousExecutor`` as the API's executor would.
+
+These tests need the sandbox: without it they skip with the reason, except when
+``COW006_REQUIRE_SANDBOX=1`` (CI), where they fail.  The validation limits are short and the
+bots trivial.
+"""
+
+from __future__ import annotations
+
+import pytest
+import workertools as wt
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006_platform import db
+from cow006_platform.models import AgentVersion, VersionStatus
+from cow006_platform.settings import Settings
+from cow006_workers.embedded import SynchronousExecutor
+
+Factory = sessionmaker[Session]
+
+HIGH = "def play(view):\n    return max(view.hand)\n"
+IMPORT_ERROR = "import os\nimport no_such_module_for_cow006\n\ndef play(view):\n    return 1\n"
+SLOW = "import time\n\ndef play(view):\n    time.sleep(30)\n    return min(view.hand)\n"
+ILLEGAL = "def play(view):\n    return 105  # never in a hand\n"
+
+
+@pytest.fixture
+def cfg(settings: Settings) -> Settings:
+    return settings.model_copy(update={"validation_decision": 0.3, "validation_bank": 0.3})
+
+
+def pending(factory: Factory, cfg: Settings, source: str) -> int:
+    """Store a bot like an upload as the pending version of a new agent; its id."""
+    vid = wt.active_versions(factory, cfg, 1, source=source)[0]
+    with db.session_scope(factory) as s:
+        version = s.get(AgentVersion, vid)
+        assert version is not None
+        version.status = VersionStatus.pending
+    return vid
+
+
+def test_validation_accepts_good_bots_and_explains_bad_ones(
+    session_factory: Factory, cfg: Settings
+) -> None:
+    wt.require_sandbox()
+    cases = {
+        "good": pending(session_factory, cfg, HIGH),
+        "import": pending(session_factory, cfg, IMPORT_ERROR),
+        "slow": pending(session_factory, cfg, SLOW),
+        "illegal": pending(session_factory, cfg, ILLEGAL),
+    }
+    executor = SynchronousExecutor(cfg)
+    try:
+        for vid in cases.values():
+            executor.submit_validation(vid)
+    finally:
+        executor.close()
+    with db.session_scope(session_factory) as s:
+        got = {k: s.get(AgentVersion, v) for k, v in cases.items()}
+        out = {k: (v.status, v.reason, v.validated_at) for k, v in got.items() if v is not None}
+    status, reason, when = out["good"]
+    assert status is VersionStatus.active and reason is None and when is not None
+    status, reason, _ = out["import"]
+    assert status is VersionStatus.rejected and reason is not None
+    assert reason.startswith("The bot did not start")
+    # The traceback's exception line, as the bot's stderr has it.
+    assert "ModuleNotFoundError: No module named 'no_such_module_for_cow006'" in reason
+    assert "Traceback (most recent call last)" in reason
+    status, reason, _ = out["slow"]
+    assert status is VersionStatus.rejected and reason is not None
+    assert reason.startswith("The bot timed out") and "timeout" in reason
+    status, reason, _ = out["illegal"]
+    assert status is VersionStatus.rejected and reason is not None
+    assert reason.startswith("The bot played illegal moves") and "105" in reason

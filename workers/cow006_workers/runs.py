@@ -1,0 +1,346 @@
+"""A match run under a lease, from its claim to its stored result, and what follows it.
+
+``run_match`` is the one way a match is played, by a Celery worker (``tasks``) and by the
+embedded executors (``embedded``) alike:
+
+1. ``lease.claim_match``: the match is taken for this run (see ``lease``).  A match that is
+   settled, or held by a live lease, is left alone: the run just returns (a duplicate task).
+2. ``play.play`` with the bots sandboxed, while a ``lease.Heartbeat`` renews the lease; a
+   lost lease kills the match's bots and drops its result.
+3. ``finish_claim``: the result is stored (and a ladder match rated,
+   ``cow006_platform.results.finish_match``) only while this run's attempt is still the
+   match's, and only once.
+4. ``follow_up``: the next round of a league once its current one is settled, held
+   challenges admitted to a slot that came free (``cow006_platform.workclasses``), and for a
+   finished ladder match a refill of the ladder's queue once a quarter of it is missing (the
+   scheduler's tick is the backstop, and places newcomers).
+
+Each run logs one line on the ``cow006.runs`` logger when it starts and ends, with the
+wall-clock time: a journal of who ran what when (the tests check that two runs of one match
+never overlap).  Every step opens its own short transaction; the slow part (the match, for
+seconds to minutes) runs with no transaction open.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from cow006 import sandbox as cow_sandbox
+from cow006_platform import locks, results, workclasses
+from cow006_platform.db import session_scope
+from cow006_platform.models import Match, MatchKind, MatchStatus
+from cow006_platform.settings import Settings
+
+from . import scheduler
+from .lease import Claim, Heartbeat, claim_match
+from .play import Result, play, sandbox_for
+
+logger = logging.getLogger(__name__)
+runs = logging.getLogger("cow006.runs")
+# One structured line per match settled by this worker (finished or failed): with
+# COW006_LOG_FORMAT=json, its extras (match_id, status, duration, faults) are JSON fields.
+settled = logging.getLogger("cow006.matches")
+
+# What stands in for a bot's text when the database refused to store it even cleaned.
+REFUSED_TEXT = "[this text could not be stored]"
+
+SendMatches = Callable[[list[int]], None]
+
+
+@dataclass
+class Outcome:
+    """What one ``run_match`` did: ``status`` is one word, ``follow_ups`` the matches it
+    created or admitted (a league's next round, a ladder's refill, held challenges), sent."""
+
+    status: str
+    follow_ups: list[int] = field(default_factory=list)
+
+
+def error_sentence(exc: BaseException) -> str:
+    """One line for an unexpected error (the traceback goes to the log, not the user)."""
+    text = str(exc).strip().splitlines()
+    what = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return f"The match could not be run ({what})."
+
+
+# -- storing what a run played ------------------------------------------------------------------
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a database error refused the data (a value it cannot hold), as opposed to the
+    database being away (a lost connection: try again later)."""
+    if not isinstance(exc, DBAPIError) or isinstance(exc, OperationalError | InterfaceError):
+        return False
+    return not exc.connection_invalidated
+
+
+def scrub_result(log: dict[str, Any], stderr: list[str | None]) -> Result:
+    """The result with every piece of bot text (fault details, stderr) replaced by
+    ``REFUSED_TEXT``: what is stored when the database refused the result as it was."""
+    log = dict(log)
+    log["faults"] = [
+        {**f, "detail": REFUSED_TEXT} if isinstance(f, dict) and f.get("detail") else f
+        for f in log.get("faults", [])
+    ]
+    return log, [None if err is None else REFUSED_TEXT for err in stderr]
+
+
+def finish_claim(
+    session_factory: sessionmaker[Session],
+    claim: Claim,
+    log: dict[str, Any],
+    stderr: list[str | None],
+) -> bool:
+    """Store the result of a claimed run (``results.finish_match``), exactly once; False if
+    it was not stored: the match is settled, or another run has taken it over since.
+
+    A failure to store a result is never the match's fault: if the database refuses the
+    result (a value it cannot hold, which cleaning should have made impossible), it is stored
+    again with the bots' text replaced (``scrub_result``), not played again.  A database
+    that is away raises (DBAPIError): the caller leaves the match for a later run.
+    """
+    try:
+        return _store_claim(session_factory, claim, (log, stderr))
+    except DBAPIError as exc:
+        if not refused(exc):
+            raise
+        logger.warning(
+            "match %s: the database refused its result (%s); stored with the bots' text replaced",
+            claim.match_id,
+            type(exc.orig).__name__ if exc.orig is not None else type(exc).__name__,
+        )
+        return _store_claim(session_factory, claim, scrub_result(log, stderr))
+
+
+def _store_claim(session_factory: sessionmaker[Session], claim: Claim, result: Result) -> bool:
+    log, stderr = result
+    with session_scope(session_factory) as session:
+        match = locks.lock(session, Match, claim.match_id)
+        if match is None or match.status is MatchStatus.finished:
+            return False
+        if match.attempts != claim.attempt:
+            return False  # a later run owns the match now: its result is the one to keep
+        return results.finish_match(session, claim.match_id, log, stderr)
+
+
+def fail_claim(
+    session_factory: sessionmaker[Session], claim: Claim, error: str, *, blame: int | None = None
+) -> bool:
+    """Fail the match of a claimed run, unless another run has taken it over since
+    (``blame``: see ``results.fail_match``)."""
+    try:
+        with session_scope(session_factory) as session:
+            match = locks.lock(session, Match, claim.match_id)
+            if match is None or match.attempts != claim.attempt:
+                return False
+            return results.fail_match(session, claim.match_id, error, blame=blame)
+    except Exception:  # the database itself is gone: nothing more to do than say so
+        logger.exception("cannot record the failure of match %s", claim.match_id)
+        return False
+
+
+def _fail_unclaimed(session_factory: sessionmaker[Session], match_id: int, error: str) -> None:
+    try:
+        with session_scope(session_factory) as session:
+            results.fail_match(session, match_id, error)
+    except Exception:  # the database itself is gone: nothing more to do than say so
+        logger.exception("cannot record the failure of match %s", match_id)
+
+
+def _settled(
+    match_id: int, status: str, started: float, faults: int = 0, error: str | None = None
+) -> None:
+    duration = round(time.monotonic() - started, 3)
+    settled.log(
+        logging.INFO if status == "finished" else logging.WARNING,
+        "match %d %s in %.3f s (%d faults)",
+        match_id,
+        status,
+        duration,
+        faults,
+        extra={
+            "match_id": match_id,
+            "status": status,
+            "duration": duration,
+            "faults": faults,
+            "error": error,
+        },
+    )
+
+
+# -- a run ---------------------------------------------------------------------------------------
+
+
+def run_match(
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    match_id: int,
+    send_matches: SendMatches | None,
+    *,
+    worker: str | None = None,
+    rng: random.Random | None = None,
+) -> Outcome:
+    """Run one match under a lease (see the module), then ``follow_up`` with
+    ``send_matches`` (None: this match alone, its follow-ups left to the scheduler's tick).
+
+    Never raises for the match's problems: they end up in ``Match.error`` as one sentence.
+    Database errors are logged and the match left as it is: the reaper sends it again.
+    """
+    outcome = _run(session_factory, settings, match_id, worker)
+    if send_matches is not None and outcome.status in ("finished", "duplicate", "failed"):
+        outcome.follow_ups = follow_up(
+            session_factory,
+            settings,
+            match_id,
+            send_matches,
+            # A failed ladder match is not replaced at once: a table that fails fast must
+            # not spin the workers (the tick refills at its own pace).
+            refill=outcome.status != "failed",
+            rng=rng,
+        )
+    return outcome
+
+
+def _run(
+    session_factory: sessionmaker[Session], settings: Settings, match_id: int, worker: str | None
+) -> Outcome:
+    started = time.monotonic()
+    try:
+        sb = sandbox_for(settings)
+    except cow_sandbox.SandboxError as exc:  # fail closed: nothing runs
+        _fail_unclaimed(session_factory, match_id, str(exc))
+        _settled(match_id, "failed", started, error=str(exc))
+        return Outcome("failed")
+    try:
+        claim = claim_match(
+            session_factory,
+            settings,
+            match_id,
+            worker=worker,
+            lease_seconds=settings.lease_seconds,
+            max_attempts=settings.max_attempts,
+        )
+    except DBAPIError:
+        logger.exception("match %s: the database is unavailable; left for the reaper", match_id)
+        return Outcome("deferred")
+    except Exception as exc:  # files missing, ...: the match cannot be played
+        logger.exception("match %s cannot be run", match_id)
+        _fail_unclaimed(session_factory, match_id, error_sentence(exc))
+        _settled(match_id, "failed", started, error=error_sentence(exc))
+        return Outcome("failed")
+    if claim is None:
+        return Outcome("skipped")
+
+    runs.info(
+        "run start match=%d attempt=%d worker=%s t=%.6f",
+        claim.match_id,
+        claim.attempt,
+        claim.worker,
+        time.time(),
+    )
+    heartbeat = Heartbeat(
+        session_factory, claim, settings.lease_seconds, settings.heartbeat_seconds
+    )
+    plan = claim.plan
+    error: Exception | None = None
+    log: dict[str, Any] = {}
+    stderr: list[str | None] = []
+    try:
+        with heartbeat:
+            log, stderr = play(
+                plan.paths,
+                plan.labels,
+                plan.seed,
+                plan.limits,
+                sb,
+                on_start=heartbeat.watch,
+                cpu=plan.cpu,
+            )
+    except Exception as exc:
+        error = exc
+    runs.info(
+        "run end match=%d attempt=%d worker=%s t=%.6f lost=%d",
+        claim.match_id,
+        claim.attempt,
+        claim.worker,
+        time.time(),
+        int(heartbeat.lost),
+    )
+    if heartbeat.lost:
+        return Outcome("lost")
+    if error is not None:
+        logger.error("match %s could not be played", match_id, exc_info=error)
+        # An error while the bots played may be a bot's: it counts against the table's
+        # versions (cow006_platform.suspension).
+        fail_claim(session_factory, claim, error_sentence(error), blame=settings.suspend_after)
+        _settled(match_id, "failed", started, error=error_sentence(error))
+        return Outcome("failed")
+    try:
+        stored = finish_claim(session_factory, claim, log, stderr)
+    except DBAPIError:
+        # The database is away (a refused value is stored with the bots' text replaced by
+        # finish_claim itself): the lease runs out and the match is run again.
+        logger.exception("match %s: cannot store the result; left for the reaper", match_id)
+        return Outcome("deferred")
+    except Exception as exc:  # a log that does not replay, ...
+        logger.exception("match %s: its result was refused", match_id)
+        fail_claim(session_factory, claim, error_sentence(exc))
+        _settled(match_id, "failed", started, error=error_sentence(exc))
+        return Outcome("failed")
+    if not stored:
+        return Outcome("duplicate")
+    _settled(match_id, "finished", started, faults=len(log.get("faults", [])))
+    return Outcome("finished")
+
+
+# -- what follows a match ------------------------------------------------------------------------
+
+
+def refill_batch(depth: int) -> int:
+    """How many matches a ladder's queue must miss before a worker refills it: a quarter of
+    its depth (the beat's tick tops it up whatever is missing)."""
+    return max(1, depth // 4)
+
+
+def follow_up(
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    match_id: int,
+    send_matches: SendMatches,
+    *,
+    refill: bool = True,
+    rng: random.Random | None = None,
+) -> list[int]:
+    """After a match: a league's next round, a ladder's refill (with ``refill``), held
+    challenges admitted to a slot that came free; the matches created or admitted, sent."""
+    created: list[int] = []
+    try:
+        with session_scope(session_factory) as session:
+            match = session.get(Match, match_id)
+            kind = match.kind if match is not None else None
+            league_id = match.league_id if match is not None else None
+            ladder_id = match.ladder_id if match is not None and match.rated else None
+        if kind is MatchKind.league and league_id is not None:
+            created += scheduler.advance_league(session_factory, league_id)
+        if refill and kind is MatchKind.ladder and ladder_id is not None:
+            depth = settings.ladder_queue_depth
+            created += scheduler.refill_ladder(
+                session_factory, ladder_id, depth, rng, min_batch=refill_batch(depth)
+            )
+    except Exception:  # the scheduler's next tick does the same work
+        logger.exception("the work after match %s failed", match_id)
+    try:
+        created += workclasses.release_challenges(session_factory, settings)
+    except Exception:  # the scheduler's next tick does the same work
+        logger.exception("cannot admit held challenges after match %s", match_id)
+    if created:
+        send_matches(created)
+    return created
