@@ -1,5 +1,5 @@
-"""Rows: pages of them (``?limit=&offset=``, the total, a ``Page`` validated in one call), a
-row's fields, a row by name or id."""
+"""Rows: the columns that name a version, pages of rows (``?limit=&offset=``, the total, a
+``Page`` validated in one call), a row's fields, a row by name or id."""
 
 from __future__ import annotations
 
