@@ -38,6 +38,7 @@ def test_head_to_head(session_factory: Factory) -> None:
             by_agent = {x.agent_id: x.score for x in m.seats}
             if agents[0] in by_agent and agents[1] in by_agent:
                 a, b = by_agent[agents[0]], by_agent[agents[1]]
+                assert a is not None and b is not None  # a finished match's scores
                 expected["matches"] += 1
                 expected["a_ahead"] += a < b
                 expected["b_ahead"] += a > b
