@@ -106,7 +106,7 @@ def test_apply_match_updates_and_is_exactly_once(session_factory: Factory) -> No
     with db.session_scope(session_factory) as s:
         m = s.get(Match, mid)
         lad = s.get(Ladder, lid)
-        assert m is not None and lad is not None and m.rating_applied
+        assert m is not None and lad is not None and m.rating_applied and m.ranks is not None
         env = ratings.environment(lad)
         expected = ratings.rate(env, [env.create_rating()] * 4, m.ranks)
         seat_version = [x.version_id for x in m.seats]
