@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 from sqlalchemy import (
     JSON,
@@ -35,6 +35,18 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+@overload
+def version_label(agent: str, number: int) -> str: ...
+@overload
+def version_label(agent: Any, number: Any) -> ColumnElement[str]: ...
+def version_label(agent: Any, number: Any) -> str | ColumnElement[str]:
+    """How every answer and message names a version: ``agent@number``.  The one definition,
+    for values and for columns alike (``AgentVersion.label`` is it in Python and in SQL)."""
+    if isinstance(number, int):
+        return f"{agent}@{number}"
+    return agent + "@" + cast(number, String)  # type: ignore[no-any-return]
 
 
 class Base(DeclarativeBase):
@@ -185,14 +197,14 @@ class AgentVersion(Base):
 
     @hybrid_property
     def label(self) -> str:
-        """How every answer and message names a version: ``agent@number``."""
-        return f"{self.agent.name}@{self.number}"
+        """How every answer and message names a version (``version_label``)."""
+        return version_label(self.agent.name, self.number)
 
     @label.inplace.expression
     @classmethod
     def _label_sql(cls) -> ColumnElement[str]:
-        # The same in SQL, for a query that joins the version's agent.
-        return Agent.name + "@" + cast(cls.number, String)
+        # In SQL, for a query that joins the version's agent.
+        return version_label(Agent.name, cls.number)
 
     @property
     def suspended(self) -> bool:

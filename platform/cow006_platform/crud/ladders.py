@@ -9,8 +9,10 @@ order of entry; an agent's page shows its entries in every ladder.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import Float, case, cast, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import ratings
@@ -23,41 +25,50 @@ from ..models import (
     Rating,
     User,
     VersionStatus,
+    version_label,
 )
 from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
-from ._rows import VERSION_FIELDS, Paging, Query, paged, paged_counted, with_version
-
-# The stored sort key (indexed with the ratings), or the ladder's initial one before a match.
-_CONSERVATIVE = func.coalesce(Rating.conservative, ratings.conservative(Ladder.mu, Ladder.sigma))
+from ._rows import AGENT_FIELDS, Paging, Query, counted, page, paged, with_version
 
 
-def entries_query() -> Query:
+def _conservative(ladder: Ladder | None) -> Any:
+    """The sort key as stored with the ratings (indexed), or the ladder's initial one before
+    a version's first match (of ``ladder``, a parameter, or else of the joined ladders)."""
+    of: Any = ladder if ladder is not None else Ladder
+    return func.coalesce(Rating.conservative, ratings.conservative(of.mu, of.sigma))
+
+
+def entries_query(*columns: Any, ladder: Ladder | None = None) -> Query:
     """Ladder entries with their agent, owner, version and the current rating of the version
-    each plays in its ladder: the one query behind every list of entries."""
-    mu = func.coalesce(Rating.mu, Ladder.mu)
-    sigma = func.coalesce(Rating.sigma, Ladder.sigma)
+    each plays in its ladder (and ``columns``): the one query behind every list of entries.
+
+    Given the ``ladder`` the entries are of, its initial rating is a parameter of the query
+    and the ladders table is not joined (a smaller plan for the hot leaderboard); else each
+    entry's ladder is joined (its name and state are columns then)."""
+    of: Any = ladder if ladder is not None else Ladder  # where the initial rating comes from
     query = select(
-        LadderEntry.id,
-        LadderEntry.ladder_id,
-        Ladder.name.label("ladder"),
-        Ladder.state,
         LadderEntry.agent_id,
         LadderEntry.version_id,
         AgentVersion.number.label("version"),
-        *VERSION_FIELDS,
-        LadderEntry.active,
-        LadderEntry.entered_at,
-        mu.label("mu"),
-        sigma.label("sigma"),
-        _CONSERVATIVE.label("conservative"),
+        *AGENT_FIELDS,
+        func.coalesce(Rating.mu, of.mu).label("mu"),
+        func.coalesce(Rating.sigma, of.sigma).label("sigma"),
+        _conservative(ladder).label("conservative"),
         func.coalesce(Rating.matches, 0).label("matches"),
         func.coalesce(Rating.wins, 0).label("wins"),
-    ).join(Ladder, Ladder.id == LadderEntry.ladder_id)
+        *columns,
+    )
+    if ladder is None:
+        query = query.join(Ladder, Ladder.id == LadderEntry.ladder_id)
     return with_version(query, LadderEntry.version_id).outerjoin(
         Rating,
         (Rating.ladder_id == LadderEntry.ladder_id) & (Rating.version_id == LadderEntry.version_id),
     )
+
+
+# What a list of entries shows besides the entrant and its rating.
+_ENTRY = (LadderEntry.ladder_id, AgentVersion.label, LadderEntry.active, LadderEntry.entered_at)
 
 
 # --- reads -------------------------------------------------------------------------------
@@ -87,8 +98,9 @@ def entries(
     session: Session, ladder_id: int, paging: Paging, *, include_withdrawn: bool = False
 ) -> Page[EntryOut]:
     """The ladder's entries in order of entry (withdrawn ones on request)."""
-    get(session, Ladder, ladder_id, "ladder")
-    query = entries_query().where(LadderEntry.ladder_id == ladder_id).order_by(LadderEntry.id)
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    query = entries_query(*_ENTRY, ladder=ladder).where(LadderEntry.ladder_id == ladder_id)
+    query = query.order_by(LadderEntry.id)
     if not include_withdrawn:
         query = query.where(LadderEntry.active.is_(True))
     return paged(session, EntryOut, query, paging)
@@ -97,15 +109,10 @@ def entries(
 def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[LeaderboardRow]:
     """Active entries of enabled agents, best first: ranked by the conservative rating of the
     version each plays, earlier entries first among equals."""
-    get(session, Ladder, ladder_id, "ladder")
-    order = (_CONSERVATIVE.desc(), LadderEntry.id)
-    matches = func.coalesce(Rating.matches, 0)
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    order = (_conservative(ladder).desc(), LadderEntry.id)
     query = (
-        entries_query()
-        .add_columns(
-            func.row_number().over(order_by=order).label("rank"),
-            case((matches > 0, cast(Rating.wins, Float) / matches)).label("win_rate"),
-        )
+        entries_query(ladder=ladder)
         .where(
             LadderEntry.ladder_id == ladder_id,
             LadderEntry.active.is_(True),
@@ -113,7 +120,19 @@ def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[Leader
         )
         .order_by(*order)
     )
-    return paged_counted(session, LeaderboardRow, query, paging)
+    rows, total = counted(session, query, paging)
+    # The rank, the label and the win rate of the page's rows alone: in SQL they would be
+    # computed for every entry of the ladder (the total is counted over them all).
+    items = [
+        {
+            **r._asdict(),
+            "rank": rank,
+            "label": version_label(r.agent, r.version),
+            "win_rate": r.wins / r.matches if r.matches else None,
+        }
+        for rank, r in enumerate(rows, paging.offset + 1)
+    ]
+    return page(LeaderboardRow, items, total, paging)
 
 
 class AgentEntry(BaseModel):
@@ -137,9 +156,8 @@ _agent_entries = TypeAdapter(list[AgentEntry])
 
 def agent_entries(session: Session, agent_id: int) -> list[AgentEntry]:
     """The agent's entries (withdrawn ones too), by ladder."""
-    rows = session.execute(
-        entries_query().where(LadderEntry.agent_id == agent_id).order_by(Ladder.id)
-    ).all()
+    query = entries_query(*_ENTRY, Ladder.name.label("ladder"), Ladder.state)
+    rows = session.execute(query.where(LadderEntry.agent_id == agent_id).order_by(Ladder.id)).all()
     return _agent_entries.validate_python(rows, from_attributes=True)
 
 
@@ -200,7 +218,7 @@ def set_state(session: Session, ladder_id: int, state: LadderState) -> LadderOut
 
 
 def _entry(session: Session, entry_id: int) -> EntryOut:
-    row = session.execute(entries_query().where(LadderEntry.id == entry_id)).one()
+    row = session.execute(entries_query(*_ENTRY).where(LadderEntry.id == entry_id)).one()
     return EntryOut.model_validate(row, from_attributes=True)
 
 

@@ -68,9 +68,9 @@ def _with_seats(session: Session, matches: Sequence[Any], ids: Any) -> list[dict
     ``ids`` the matches' ids or a query of them) and how long each took."""
     if not matches:
         return []
-    seats: dict[int, list[Any]] = defaultdict(list)
+    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for seat in session.execute(seats_query(ids)):
-        seats[seat.match_id].append(seat)
+        seats[seat.match_id].append(seat._asdict())
     out = []
     for m in matches:
         started, finished = m.started_at, m.finished_at
