@@ -34,6 +34,7 @@ import pytest
 
 from cow006 import bots, play_match, sandbox, verify
 from cow006.host import Limits, RemoteAgent
+from cow006.sandbox._uids import uid_procs
 
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "bots"
@@ -187,7 +188,7 @@ def _play(name: str, sb: sandbox.Sandbox, settings: dict[str, Any]) -> Outcome:
         if isinstance(proc, sandbox.SandboxedProcess):
             out.uids.append(proc.lease.uid)
             out.clean.append(proc.lease.clean)
-    out.survivors = {uid: procs for uid in out.uids if (procs := sandbox._uid_procs(uid))}
+    out.survivors = {uid: procs for uid in out.uids if (procs := uid_procs(uid))}
     return out
 
 

@@ -37,6 +37,10 @@ import pytest
 
 from cow006 import bots, play_match, sandbox, verify
 from cow006.host import Limits, RemoteAgent
+from cow006.sandbox._probe import _judge_probe
+from cow006.sandbox._procfs import neutral_proc
+from cow006.sandbox._staging import reachable_by_others
+from cow006.sandbox._uids import uid_procs
 
 HERE = Path(__file__).resolve().parent
 KERNEL_BOTS = HERE / "bots" / "kernel"
@@ -85,7 +89,7 @@ def _contained(log: dict[str, Any], hostile: RemoteAgent, name: str) -> None:
     assert log["faults"] == [], log["faults"]
     for proc in (hostile.process,):
         if isinstance(proc, sandbox.SandboxedProcess):
-            assert sandbox._uid_procs(proc.lease.uid) == []
+            assert uid_procs(proc.lease.uid) == []
 
 
 # -- the kernel's machine-wide pools -------------------------------------------------------------
@@ -128,7 +132,7 @@ def test_the_hosts_global_proc_files_read_neutral(sb: sandbox.Sandbox) -> None:
         if line.startswith("PROC "):
             _, name, digest = line.split(" ", 2)
             seen[name] = digest
-    neutral = sandbox._neutral_proc()
+    neutral = neutral_proc()
     assert {"loadavg", "stat", "cmdline", "sys/kernel/random/boot_id"} <= set(neutral)
     assert set(seen) == set(sandbox.PROC_MASKS)
     for name, data in neutral.items():
@@ -145,11 +149,11 @@ def test_the_probe_fails_closed_when_a_mask_or_the_filter_is_missing() -> None:
     """The startup probe's judgement of what it saw inside (a real probe's findings,
     changed as a sandbox without the masks or without the new filter rules would show)."""
     found = dict(sandbox.probe(_SB).details)
-    assert sandbox._judge_probe(found) == []
+    assert _judge_probe(found) == []
     leaked = {**found, "proc": {**found["proc"], "loadavg": Path("/proc/loadavg").read_text()}}
-    assert sandbox._judge_probe(leaked) == ["the host's /proc/loadavg shows in the sandbox"]
+    assert _judge_probe(leaked) == ["the host's /proc/loadavg shows in the sandbox"]
     for call in ("inotify", "aio", "sysinfo"):
-        problems = sandbox._judge_probe({**found, call: "allowed"})
+        problems = _judge_probe({**found, call: "allowed"})
         assert problems == ["the seccomp filter lets inotify, the AIO calls or sysinfo through"]
 
 
@@ -188,7 +192,7 @@ def _bot_folder(tmp_path: Path, private: bool) -> Path:
     (folder / "lib").mkdir()
     os.chmod(folder / "lib", 0o755)
     if os.geteuid() == 0:  # the way the host takes it (a non-root host binds it as it is)
-        assert sandbox._reachable_by_others(str(folder / "bot.py")) is not private
+        assert reachable_by_others(str(folder / "bot.py")) is not private
     return folder
 
 

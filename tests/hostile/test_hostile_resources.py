@@ -34,7 +34,10 @@ from typing import Any
 import pytest
 
 from cow006 import View, bots, cgroups, play_match, sandbox, verify
+from cow006.cgroups._files import keyed
+from cow006.cgroups._mounts import below
 from cow006.host import Limits, RemoteAgent
+from cow006.sandbox._uids import uid_procs
 
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "bots" / "resources"
@@ -71,13 +74,13 @@ def _host_oom_kills() -> int:
     own = cgroups.own_cgroups()
     for m in cgroups.mounts():
         if m.fstype == "cgroup" and "memory" in m.options and "memory" in own:
-            d = cgroups._below(m, own["memory"])
+            d = below(m, own["memory"])
             if d is not None and (d / "memory.oom_control").exists():
-                return cgroups._keyed(d / "memory.oom_control").get("oom_kill", 0)
+                return keyed(d / "memory.oom_control").get("oom_kill", 0)
         if m.fstype == "cgroup2" and "" in own:
-            d = cgroups._below(m, own[""])
+            d = below(m, own[""])
             if d is not None and (d / "memory.events").exists():
-                return cgroups._keyed(d / "memory.events").get("oom_kill", 0)
+                return keyed(d / "memory.events").get("oom_kill", 0)
     return 0
 
 
@@ -136,7 +139,7 @@ def _play(hostile_path: Path, other: Path, sb: sandbox.Sandbox, other_limits: Li
             slot = proc.lease.cgroup
             out.slots_empty.append(slot is not None and slot.empty())
             out.clean.append(proc.lease.clean)
-            if procs := sandbox._uid_procs(proc.lease.uid):
+            if procs := uid_procs(proc.lease.uid):
                 out.survivors[proc.lease.uid] = procs
     return out
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cow006 import cgroups, sandbox
+from cow006 import cgroups, launch, sandbox
+from cow006.cgroups._devices import _whole_disk
 
 MiB = 1 << 20
 PARENT = f"cow006-test-{os.getpid()}"
@@ -144,8 +145,8 @@ def test_block_devices_of_files(tmp_path: Path) -> None:
     (sysdev / "devices" / "sda" / "sda1" / "partition").write_text("1\n")
     (sysdev / "block").mkdir()
     (sysdev / "block" / "8:1").symlink_to(sysdev / "devices" / "sda" / "sda1")
-    assert cgroups._whole_disk((8, 1), sysdev / "block") == (8, 0)
-    assert cgroups._whole_disk((9, 9), sysdev / "block") is None
+    assert _whole_disk((8, 1), sysdev / "block") == (8, 0)
+    assert _whole_disk((9, 9), sysdev / "block") is None
 
 
 # -- cgroup v1, for real -------------------------------------------------------------------------
@@ -401,7 +402,7 @@ def test_a_sandboxed_process_is_in_its_slot_from_the_start() -> None:
     sb = sandbox.Sandbox(uid_base=64492, slots=1)
     _sandbox_or_skip(sb)
     assert sandbox.probe(sb).details["cgroup"]["oom_score_adj"] == "1000"
-    proc = sb.spawn([sandbox.launch.python_executable(), *SLEEPER])
+    proc = sb.spawn([launch.python_executable(), *SLEEPER])
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
         slot = proc.lease.cgroup
@@ -422,7 +423,7 @@ def test_a_sandboxed_process_is_in_its_slot_from_the_start() -> None:
 def test_without_cgroups_the_bots_keep_oom_score_adj() -> None:
     sb = sandbox.Sandbox(uid_base=64493, slots=1, cgroups=False)
     _sandbox_or_skip(sb)
-    proc = sb.spawn([sandbox.launch.python_executable(), *SLEEPER])
+    proc = sb.spawn([launch.python_executable(), *SLEEPER])
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
         assert proc.lease.cgroup is None
