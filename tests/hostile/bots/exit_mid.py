@@ -3,12 +3,9 @@
 import os
 import sys
 
-from cow006 import Agent
 
-
-class Bot(Agent):
-    def play(self, view):
-        if (view.round, view.turn) == (0, 4):  # its move #5
-            print("ATTACK exit_mid", file=sys.stderr, flush=True)
-            os._exit(3)
-        return min(view.hand)
+def play(view):
+    if (view.round, view.turn) == (0, 4):  # its move #5
+        print("ATTACK exit_mid", file=sys.stderr, flush=True)
+        os._exit(3)
+    return min(view.hand)
