@@ -142,3 +142,26 @@ def test_bwrap_command_confines() -> None:
     from cow006.launch import BOT_ENV
 
     assert setenv == set(BOT_ENV) | {"TMPDIR", "HOME"}
+
+
+def test_the_subreaper_helper_follows_the_process() -> None:
+    """``cow006.subreaper`` (the sandbox's host and the workers' supervisor): ``ensure`` sets
+    the flag again once something turned it off."""
+    import ctypes
+    import sys
+
+    from cow006 import subreaper
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("prctl is Linux's")
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def is_subreaper() -> bool:
+        flag = ctypes.c_int(-1)
+        assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+        return flag.value == 1
+
+    assert subreaper.become_subreaper() is True and is_subreaper()
+    assert subreaper.become_subreaper(False) is True and not is_subreaper()
+    subreaper.ensure()
+    assert is_subreaper()
