@@ -1,13 +1,14 @@
 """Fairness benchmark: how much a CPU hog at the table slows a fair bot (issue 13).
 
 In one run, sandboxed: a fair bot that spends 30 ms of CPU time on every move plays
-``--matches`` 2-player matches against a plain bot and as many against a CPU hog (it forks
-30 busy children, each in a session of its own, and answers every request at once), the
-two kinds alternating so that a change in the machine's load hits both alike.  Reported:
-the fair bot's median decision time (the host's round trip of ``play``) against each, and
-their ratio (target <= 1.5 with the slot cgroups: the hog's children share its one-core
-quota, not the machine).  ``--without-cgroups`` plays the same matches a second time with
-the cgroups off (``Sandbox(cgroups=False)``: per-process rlimits only), for comparison.
+``--matches`` 2-player matches against a plain bot and as many against a CPU hog (the hostile
+battery's ``cpu_hog.py``: it forks 30 busy children, each in a session of its own, and
+answers every request at once), the two kinds alternating so that a change in the machine's
+load hits both alike.  Reported: the fair bot's median decision time (the host's round trip
+of ``play``) against each, and their ratio (target <= 1.5 with the slot cgroups: the hog's
+children share its one-core quota, not the machine).  ``--without-cgroups`` plays the same
+matches a second time with the cgroups off (``Sandbox(cgroups=False)``: per-process rlimits
+only), for comparison.
 
 The machine's load (other work) stretches every decision alike; the figure that matters is
 the ratio.  Needs a working sandbox with its cgroups (run as root); without it, prints why
@@ -24,12 +25,11 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from cow006 import View, bots, play_match, sandbox
-from cow006.host import Limits, RemoteAgent
+from cow006 import bots, play_match, sandbox
+from cow006.host import Limits, RemoteAgent, TimedAgent
 
 FAIR = '''"""A fair bot: {ms} ms of CPU time (not wall time) per move."""
 import time
@@ -52,45 +52,11 @@ class Bot(Agent):
     def play(self, view):
         return min(view.hand)
 '''
-HOG = '''"""A CPU hog: 30 busy children, each in its own session; answers at once itself."""
-import os
-
-from cow006 import Agent
-
-
-class Bot(Agent):
-    forked = False
-
-    def play(self, view):
-        if not self.forked:
-            self.forked = True
-            for _ in range(30):
-                try:
-                    pid = os.fork()
-                except OSError:
-                    break
-                if pid == 0:
-                    os.setsid()
-                    while True:
-                        pass
-        return min(view.hand)
-'''
+# The hostile battery's CPU hog: 30 busy children, each in a session of its own, answering
+# every request at once itself.
+HOG = Path(__file__).resolve().parents[1] / "tests/hostile/bots/resources/cpu_hog.py"
 # Roomy limits: the benchmark measures decision times, it must not forfeit anyone.
 ROOMY = Limits(startup=30.0, decision=10.0, bank=120.0)
-
-
-class TimedAgent(RemoteAgent):
-    """A RemoteAgent that records how long each ``play`` round trip takes."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.times: list[float] = []
-
-    def play(self, view: View) -> int:
-        t = time.perf_counter()
-        card = super().play(view)
-        self.times.append(time.perf_counter() - t)
-        return card
 
 
 def one_match(fair: Path, other: Path, sb: sandbox.Sandbox, seed: int) -> list[float]:
@@ -155,7 +121,7 @@ def main() -> int:
         for name, text in (
             ("fair", FAIR.format(ms=args.cpu_ms, s=args.cpu_ms / 1000)),
             ("plain", PLAIN),
-            ("hog", HOG),
+            ("hog", HOG.read_text()),
         ):
             (Path(tmp) / f"{name}.py").write_text(text)
             os.chmod(Path(tmp) / f"{name}.py", 0o644)

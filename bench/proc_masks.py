@@ -2,7 +2,7 @@
 /proc files").
 
 Starts a sandboxed ``python -c pass`` (``cow006.sandbox.Sandbox.spawn``) many times, with the
-masks (``_proc_masks``, one read-only bind per masked file) and without, interleaved so that
+masks (``mask_binds``, one read-only bind per masked file) and without, interleaved so that
 both see the same load, and prints the median wall time and the median CPU time of the child
 processes (bwrap and the interpreter) of each, with their ratio.  Needs a working sandbox.
 
@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable
 
 from cow006 import launch, sandbox
+from cow006.sandbox import _command
 
 Masks = Callable[[sandbox.Sandbox], list[tuple[str, str]]]
 
 
 def _one(sb: sandbox.Sandbox, masks: Masks) -> tuple[float, float]:
-    sandbox._proc_masks = masks  # what _command binds over /proc for this start
+    _command.mask_binds = masks  # what bwrap_command binds over /proc for this start
     argv = [launch.python_executable(), "-I", "-S", "-B", "-c", "pass"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
@@ -45,7 +46,7 @@ def main() -> int:
     if not status.ok:
         print(f"no working sandbox: {status.reason}", file=sys.stderr)
         return 2
-    real: Masks = sandbox._proc_masks
+    real: Masks = _command.mask_binds
 
     def none(_sb: sandbox.Sandbox) -> list[tuple[str, str]]:
         return []
@@ -59,7 +60,7 @@ def main() -> int:
             for name, masks in order if i % 2 else order[::-1]:
                 times[name].append(_one(sb, masks))
     finally:
-        sandbox._proc_masks = real
+        _command.mask_binds = real
     wall = {k: statistics.median(w for w, _ in v) * 1000 for k, v in times.items()}
     cpu = {k: statistics.median(c for _, c in v) * 1000 for k, v in times.items()}
     print(f"binds over /proc: {len(real(sb))}, {args.starts} starts of each")

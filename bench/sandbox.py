@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cow006 import MatchInfo, View, launch, play_match, sandbox, spec
-from cow006.host import Limits, RemoteAgent
+from cow006.host import Limits, RemoteAgent, TimedAgent
 
 BOT = '''"""A trivial bot: its highest card, the cheapest row."""
 from cow006 import Agent
@@ -47,20 +47,6 @@ class Bot(Agent):
 '''
 ROOMY = Limits(startup=30.0, decision=5.0, bank=60.0)
 Launcher = Callable[[str | Path], Any]
-
-
-class TimedAgent(RemoteAgent):
-    """A RemoteAgent that records how long each ``play`` round trip takes."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.times: list[float] = []
-
-    def play(self, view: View) -> int:
-        t = time.perf_counter()
-        card = super().play(view)
-        self.times.append(time.perf_counter() - t)
-        return card
 
 
 def a_view() -> View:

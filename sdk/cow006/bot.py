@@ -7,7 +7,9 @@ agent's hooks as the notices arrive.  See docs/protocol.md.
 The protocol streams are moved off fd 0 and fd 1 before the bot is imported: ``print()``
 (or anything written to fd 1) goes to stderr and ``input()`` sees end of file, so a debug
 print can never corrupt the protocol.  A bot that wants to speak the protocol itself can use
-the live ``channel`` of this module.
+the live ``channel`` of this module: ``handshake`` answers the host's ``hello``, ``answer``
+writes exactly the bytes the bot's own function gives for each request (the hostile
+battery's protocol attacks are written so).
 """
 
 from __future__ import annotations
@@ -16,12 +18,18 @@ import contextlib
 import json
 import os
 import sys
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from . import protocol
 from .agent import Agent, MatchInfo, agent_from_module, load_module
 from .errors import AgentLoadError
 from .view import View
+
+if TYPE_CHECKING:  # the bot side imports nothing it does not run
+    from collections.abc import Callable
+
+    # What a bot that speaks by hand writes for a host message: raw bytes, or None.
+    Answer = Callable[[dict[str, Any]], bytes | None]
 
 
 class Channel:
@@ -61,9 +69,42 @@ class Channel:
         while view:
             view = view[os.write(self.out_fd, view) :]
 
+    # -- speaking the protocol by hand -------------------------------------------------------
+    def handshake(self, name: str) -> dict[str, Any] | None:
+        """Read the host's ``hello`` and answer ``ready`` as ``name``; the hello (None at
+        end of input)."""
+        hello = self.recv()
+        self.send(protocol.ready(name))
+        return hello
+
+    def answer(self, reply: Answer, notice: Answer | None = None) -> None:
+        """Write ``reply(request)`` for every request and ``notice(message)`` for every
+        notice (raw bytes, or None for nothing), until ``match_end``, after which the
+        process ends at once, or the end of input, where this returns."""
+        while (msg := self.recv()) is not None:
+            kind = msg["type"]
+            handler = reply if kind in protocol.REQUESTS else notice
+            data = handler(msg) if handler is not None else None
+            if data:
+                self.write(data)
+            if kind == protocol.MATCH_END:
+                os._exit(0)
+
 
 # The channel of the running bot (set by ``main`` before the bot is imported).
 channel: Channel | None = None
+
+
+def sandboxed() -> bool:
+    """Whether this bot process runs in the arena's sandbox (``cow006.sandbox``): not as
+    root, and bubblewrap is pid 1 of its own pid namespace.  What a bot must never do on
+    its author's machine can wait for it (the hostile battery's destructive attacks do)."""
+    try:
+        with open("/proc/1/cmdline", "rb") as f:
+            init = f.read()
+    except OSError:
+        return False
+    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
 
 
 def _print_exc() -> None:

@@ -109,7 +109,7 @@ class RemoteAgent(Agent):
         self.returncode: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._sel: selectors.BaseSelector | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[int], RemoteAgent] | None = None
         self._t_spawn = 0.0
         self._fd_in = self._fd_out = self._fd_err = -1
         self._rbuf = bytearray()  # stdout bytes not yet split into lines
@@ -250,35 +250,34 @@ class RemoteAgent(Agent):
         elif not self._wbuf and registered:
             self._sel.unregister(self._fd_in)
 
-    def _read_err(self) -> None:
+    def _read(self, fd: int) -> bytes | None:
+        """What ``fd`` holds now: None if nothing yet, b"" at its end (then it is no longer
+        watched)."""
         assert self._sel is not None
         try:
-            data = os.read(self._fd_err, _READ_CHUNK)
+            data = os.read(fd, _READ_CHUNK)
         except BlockingIOError:
-            return
+            return None
         except OSError:
             data = b""
         if not data:
-            self._sel.unregister(self._fd_err)
-            return
-        room = self.limits.stderr_cap - len(self._err)
-        if room > 0:
-            self._err += data[:room]
-        self.stderr_dropped += max(0, len(data) - max(room, 0))
+            self._sel.unregister(fd)
+        return data
+
+    def _read_err(self) -> None:
+        data = self._read(self._fd_err)
+        if data:
+            room = self.limits.stderr_cap - len(self._err)
+            if room > 0:
+                self._err += data[:room]
+            self.stderr_dropped += max(0, len(data) - max(room, 0))
 
     def _read_out(self) -> None:
-        assert self._sel is not None
-        try:
-            data = os.read(self._fd_out, _READ_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
+        data = self._read(self._fd_out)
+        if data == b"":
             self._out_eof = True
-            self._sel.unregister(self._fd_out)
-            return
-        self._rbuf += data
+        elif data:
+            self._rbuf += data
 
     def _select(self, timeout: float) -> bool:
         """One multiplexed step: move whatever bytes are ready.  False if nothing was."""
@@ -475,6 +474,22 @@ class RemoteAgent(Agent):
         self.close()
 
 
+class TimedAgent(RemoteAgent):
+    """A RemoteAgent that records the wall time of each ``play`` round trip in ``times``
+    (seconds, a faulted one too): what the benchmarks and the fairness tests compare."""
+
+    def __init__(self, path: str | Path, **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self.times: list[float] = []
+
+    def play(self, view: View) -> int:
+        t = time.perf_counter()
+        try:
+            return super().play(view)
+        finally:
+            self.times.append(time.perf_counter() - t)
+
+
 def probe(
     path: str | Path, limits: Limits | None = None, *, launcher: Launcher = launch.launch
 ) -> str:
@@ -494,4 +509,4 @@ def probe(
             if "failed to import" not in detail:  # the import error already says it all
                 detail += agent._tail()
             raise AgentLoadError(detail) from None
-        return agent.reported_name or agent.name
+        return agent.reported_name or default_name(path)  # the name it was given

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import configparser
 import importlib
-import inspect
 import json
 import re
 import shlex
@@ -30,6 +29,7 @@ import typer
 import yaml
 
 from cow006 import cgroups, sandbox
+from cow006.sandbox import _host as sandbox_host
 from cow006_platform.settings import Settings
 from cow006_workers.cli import build_app
 
@@ -334,7 +334,8 @@ def known_env() -> set[str]:
     settings = {f"COW006_{name.upper()}" for name in Settings.model_fields}
     sdk = {sandbox.ENV_MODE, "COW006_BWRAP", cgroups.ENV, cgroups.ENV_PARENT}
     # Keep the SDK's list honest: the sandbox really reads these names.
-    source = inspect.getsource(sandbox) + inspect.getsource(cgroups)
+    modules = [p for m in (sandbox, cgroups) for p in Path(m.__path__[0]).glob("*.py")]
+    source = "".join(p.read_text() for p in modules)
     for name in sdk:
         assert name in source, f"cow006.sandbox no longer reads {name}: update this test"
     return settings | sdk
@@ -426,7 +427,7 @@ def test_the_worker_image_has_the_sandbox() -> None:
     uids = range(int(base.group(1)) + int(seq.group(1)), int(base.group(1)) + int(seq.group(2)))
     wanted = range(sb.uid_base, sb.uid_base + sb.slots - 1)
     assert uids == wanted, f"{rel(path)}: slot uids {uids}, the sandbox uses {wanted}"
-    # Named so the sandbox accepts the uids as its own (cow006.sandbox._uid_usable).
+    # Named so the sandbox accepts the uids as its own (cow006.sandbox._uids.uid_usable).
     assert re.search(r'useradd [^;]*"cow006-sb\$n"', runs), f"{rel(path)}: slot user names"
     # Root, so each bot gets its own uid (no USER, or USER root).
     users = [a for w, a in _docker_instructions(path) if w == "USER"]
@@ -736,7 +737,7 @@ def test_systemd_worker_directories_are_the_sandboxs(monkeypatch: pytest.MonkeyP
     staged runtimes when it runs as root."""
     path = SYSTEMD / "cow006-worker@.service"
     unit = read_unit(path)
-    monkeypatch.setattr(sandbox, "_root", lambda: True)
+    monkeypatch.setattr(sandbox_host, "is_root", lambda: True)
     sb = sandbox.Sandbox()
     runtime = {Path("/run") / d for d in _words(unit, "RuntimeDirectory")}
     cache_dirs = {Path("/var/cache") / d for d in _words(unit, "CacheDirectory")}

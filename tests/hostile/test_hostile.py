@@ -30,10 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hostiletools as ht
 import pytest
 
 from cow006 import bots, play_match, sandbox, verify
 from cow006.host import Limits, RemoteAgent
+from cow006.sandbox._uids import uid_procs
 
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "bots"
@@ -170,24 +172,14 @@ def _play(name: str, sb: sandbox.Sandbox, settings: dict[str, Any]) -> Outcome:
     hostile = RemoteAgent(BOTS / f"{name}.py", limits=HOSTILE, launcher=sb.launch)
     good = RemoteAgent(GOOD, name="good", limits=ROOMY, launcher=sb.launch)
     start = time.monotonic()
-    try:
-        log = play_match([hostile, good, bots.make("random")], seed=SEED, settings=settings)
-        log["sandbox"] = sandbox.log_entry(sb)
-        out.log = log
-    except Exception as exc:  # reported by the test, with the bot's stderr
-        out.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        hostile.close()
-        good.close()
+    out.log, out.error = ht.play_beside(hostile, good, sb, seed=SEED, settings=settings)
     out.seconds = time.monotonic() - start
     out.stderr, out.stderr_dropped = hostile.stderr, hostile.stderr_dropped
     out.other_stderr = good.stderr
-    for agent in (hostile, good):
-        proc = agent.process
-        if isinstance(proc, sandbox.SandboxedProcess):
-            out.uids.append(proc.lease.uid)
-            out.clean.append(proc.lease.clean)
-    out.survivors = {uid: procs for uid in out.uids if (procs := sandbox._uid_procs(uid))}
+    for lease in ht.leases(hostile, good):
+        out.uids.append(lease.uid)
+        out.clean.append(lease.clean)
+    out.survivors = {uid: procs for uid in out.uids if (procs := uid_procs(uid))}
     return out
 
 

@@ -33,10 +33,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import hostiletools as ht
 import pytest
 
-from cow006 import bots, play_match, sandbox, verify
+from cow006 import sandbox, verify
 from cow006.host import Limits, RemoteAgent
+from cow006.sandbox._probe import _judge_probe
+from cow006.sandbox._procfs import neutral_proc
+from cow006.sandbox._staging import reachable_by_others
+from cow006.sandbox._uids import uid_procs
 
 HERE = Path(__file__).resolve().parent
 KERNEL_BOTS = HERE / "bots" / "kernel"
@@ -68,12 +73,8 @@ def sb() -> sandbox.Sandbox:
 def _play(sb: sandbox.Sandbox, bot: Path) -> tuple[dict[str, Any], RemoteAgent, RemoteAgent]:
     hostile = RemoteAgent(bot, limits=HOSTILE, launcher=sb.launch)
     good = RemoteAgent(GOOD, name="good", limits=ROOMY, launcher=sb.launch)
-    try:
-        log = play_match([hostile, good, bots.make("random")], seed=SEED)
-    finally:
-        hostile.close()
-        good.close()
-    log["sandbox"] = sandbox.log_entry(sb)
+    log, error = ht.play_beside(hostile, good, sb, seed=SEED)
+    assert log is not None, error
     verify(log)
     return log, hostile, good
 
@@ -83,9 +84,8 @@ def _contained(log: dict[str, Any], hostile: RemoteAgent, name: str) -> None:
     assert f"ATTACK {name}" in hostile.stderr, hostile.stderr[-2000:]
     assert "ESCAPED" not in hostile.stderr, hostile.stderr[-2000:]
     assert log["faults"] == [], log["faults"]
-    for proc in (hostile.process,):
-        if isinstance(proc, sandbox.SandboxedProcess):
-            assert sandbox._uid_procs(proc.lease.uid) == []
+    for lease in ht.leases(hostile):
+        assert uid_procs(lease.uid) == []
 
 
 # -- the kernel's machine-wide pools -------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_the_hosts_global_proc_files_read_neutral(sb: sandbox.Sandbox) -> None:
         if line.startswith("PROC "):
             _, name, digest = line.split(" ", 2)
             seen[name] = digest
-    neutral = sandbox._neutral_proc()
+    neutral = neutral_proc()
     assert {"loadavg", "stat", "cmdline", "sys/kernel/random/boot_id"} <= set(neutral)
     assert set(seen) == set(sandbox.PROC_MASKS)
     for name, data in neutral.items():
@@ -145,11 +145,11 @@ def test_the_probe_fails_closed_when_a_mask_or_the_filter_is_missing() -> None:
     """The startup probe's judgement of what it saw inside (a real probe's findings,
     changed as a sandbox without the masks or without the new filter rules would show)."""
     found = dict(sandbox.probe(_SB).details)
-    assert sandbox._judge_probe(found) == []
+    assert _judge_probe(found) == []
     leaked = {**found, "proc": {**found["proc"], "loadavg": Path("/proc/loadavg").read_text()}}
-    assert sandbox._judge_probe(leaked) == ["the host's /proc/loadavg shows in the sandbox"]
+    assert _judge_probe(leaked) == ["the host's /proc/loadavg shows in the sandbox"]
     for call in ("inotify", "aio", "sysinfo"):
-        problems = sandbox._judge_probe({**found, call: "allowed"})
+        problems = _judge_probe({**found, call: "allowed"})
         assert problems == ["the seccomp filter lets inotify, the AIO calls or sysinfo through"]
 
 
@@ -179,7 +179,9 @@ def host_dir(tmp_path: Path) -> Iterator[Path]:
 
 def _bot_folder(tmp_path: Path, private: bool) -> Path:
     """A bot folder (world-readable, so bound as it is; or its bot.py readable by root
-    alone, so the host copies it for the slot uid)."""
+    alone, so the host copies it for the slot uid: root hosts only, the test skips else)."""
+    if private:
+        _only_root()
     folder = tmp_path / ("private-bot" if private else "bot")
     folder.mkdir(parents=True)
     os.chmod(folder, 0o755)
@@ -188,7 +190,7 @@ def _bot_folder(tmp_path: Path, private: bool) -> Path:
     (folder / "lib").mkdir()
     os.chmod(folder / "lib", 0o755)
     if os.geteuid() == 0:  # the way the host takes it (a non-root host binds it as it is)
-        assert sandbox._reachable_by_others(str(folder / "bot.py")) is not private
+        assert reachable_by_others(str(folder / "bot.py")) is not private
     return folder
 
 
@@ -222,21 +224,25 @@ def _assert_refused(log: dict[str, Any], hostile: RemoteAgent, what: str, entry:
     assert all(f["seat"] == 0 for f in log["faults"])
 
 
+@pytest.fixture(params=[False, True], ids=["bound", "copied"])
+def linked_folder(request: pytest.FixtureRequest, open_tmp: Path, host_dir: Path) -> Path:
+    """A bot folder (bound as it is, or copied) holding a symbolic link to a private host
+    directory (``lib/data``)."""
+    folder = _bot_folder(open_tmp, request.param)
+    os.symlink(host_dir, folder / "lib" / "data")
+    return folder
+
+
 def _only_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("the host copies a bot folder only when it runs as root")
 
 
-@pytest.mark.parametrize("private", [False, True], ids=["bound", "copied"])
 def test_a_symlinked_directory_is_refused_and_never_followed(
-    sb: sandbox.Sandbox, open_tmp: Path, host_dir: Path, private: bool
+    sb: sandbox.Sandbox, linked_folder: Path, host_dir: Path
 ) -> None:
-    if private:
-        _only_root()
-    folder = _bot_folder(open_tmp, private)
-    os.symlink(host_dir, folder / "lib" / "data")
     mode = host_dir.stat().st_mode
-    log, hostile, _ = _play(sb, folder)
+    log, hostile, _ = _play(sb, linked_folder)
     assert host_dir.stat().st_mode == mode  # root never chmods a link's target
     assert stat.S_IMODE(mode) == 0o700
     _assert_refused(log, hostile, "a symbolic link", "lib/data")
@@ -244,8 +250,6 @@ def test_a_symlinked_directory_is_refused_and_never_followed(
 
 @pytest.mark.parametrize("private", [False, True], ids=["bound", "copied"])
 def test_a_symlinked_file_is_refused(sb: sandbox.Sandbox, open_tmp: Path, private: bool) -> None:
-    if private:
-        _only_root()
     folder = _bot_folder(open_tmp, private)
     os.symlink("/etc/shadow", folder / "shadow.txt")
     _refused_at_start(sb, folder, "a symbolic link", "shadow.txt")
@@ -253,8 +257,6 @@ def test_a_symlinked_file_is_refused(sb: sandbox.Sandbox, open_tmp: Path, privat
 
 @pytest.mark.parametrize("private", [False, True], ids=["bound", "copied"])
 def test_a_named_pipe_is_refused(sb: sandbox.Sandbox, open_tmp: Path, private: bool) -> None:
-    if private:
-        _only_root()
     folder = _bot_folder(open_tmp, private)
     os.mkfifo(folder / "lib" / "pipe", 0o666)
     _refused_at_start(sb, folder, "a named pipe", "lib/pipe")
@@ -315,14 +317,10 @@ def _cow006(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("private", [False, True], ids=["bound", "copied"])
 def test_cow006_match_refuses_a_crafted_folder_in_one_line(
-    sb: sandbox.Sandbox, open_tmp: Path, host_dir: Path, private: bool
+    sb: sandbox.Sandbox, linked_folder: Path, host_dir: Path
 ) -> None:
-    if private:
-        _only_root()
-    folder = _bot_folder(open_tmp, private)
-    os.symlink(host_dir, folder / "lib" / "data")
+    folder = linked_folder
     os.mkfifo(folder / "pipe")
     mode = host_dir.stat().st_mode
     proc = _cow006("match", str(folder), "builtin:random", "--sandbox", "--seed", "3")

@@ -24,17 +24,20 @@ import os
 import re
 import shutil
 import statistics
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hostiletools as ht
 import pytest
 
-from cow006 import View, bots, cgroups, play_match, sandbox, verify
-from cow006.host import Limits, RemoteAgent
+from cow006 import cgroups, sandbox, verify
+from cow006.cgroups._files import keyed
+from cow006.cgroups._mounts import below
+from cow006.host import Limits, RemoteAgent, TimedAgent
+from cow006.sandbox._uids import uid_procs
 
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "bots" / "resources"
@@ -71,29 +74,14 @@ def _host_oom_kills() -> int:
     own = cgroups.own_cgroups()
     for m in cgroups.mounts():
         if m.fstype == "cgroup" and "memory" in m.options and "memory" in own:
-            d = cgroups._below(m, own["memory"])
+            d = below(m, own["memory"])
             if d is not None and (d / "memory.oom_control").exists():
-                return cgroups._keyed(d / "memory.oom_control").get("oom_kill", 0)
+                return keyed(d / "memory.oom_control").get("oom_kill", 0)
         if m.fstype == "cgroup2" and "" in own:
-            d = cgroups._below(m, own[""])
+            d = below(m, own[""])
             if d is not None and (d / "memory.events").exists():
-                return cgroups._keyed(d / "memory.events").get("oom_kill", 0)
+                return keyed(d / "memory.events").get("oom_kill", 0)
     return 0
-
-
-class TimedAgent(RemoteAgent):
-    """A RemoteAgent that records the wall time of each ``play`` round trip."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.times: list[float] = []
-
-    def play(self, view: View) -> int:
-        t = time.perf_counter()
-        try:
-            return super().play(view)
-        finally:
-            self.times.append(time.perf_counter() - t)
 
 
 @dataclass
@@ -118,26 +106,16 @@ def _play(hostile_path: Path, other: Path, sb: sandbox.Sandbox, other_limits: Li
     hostile = RemoteAgent(hostile_path, limits=HOSTILE, launcher=sb.launch)
     other_agent = TimedAgent(other, name="other", limits=other_limits, launcher=sb.launch)
     before = _host_oom_kills()
-    try:
-        log = play_match([hostile, other_agent, bots.make("random")], seed=SEED)
-        log["sandbox"] = sandbox.log_entry(sb)
-        out.log = log
-    except Exception as exc:  # reported by the test, with the bot's stderr
-        out.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        hostile.close()
-        other_agent.close()
+    out.log, out.error = ht.play_beside(hostile, other_agent, sb, seed=SEED)
     out.host_oom_kills = _host_oom_kills() - before
     out.stderr, out.other_stderr = hostile.stderr, other_agent.stderr
     out.times = other_agent.times
-    for agent in (hostile, other_agent):
-        proc = agent.process
-        if isinstance(proc, sandbox.SandboxedProcess):
-            slot = proc.lease.cgroup
-            out.slots_empty.append(slot is not None and slot.empty())
-            out.clean.append(proc.lease.clean)
-            if procs := sandbox._uid_procs(proc.lease.uid):
-                out.survivors[proc.lease.uid] = procs
+    for lease in ht.leases(hostile, other_agent):
+        slot = lease.cgroup
+        out.slots_empty.append(slot is not None and slot.empty())
+        out.clean.append(lease.clean)
+        if procs := uid_procs(lease.uid):
+            out.survivors[lease.uid] = procs
     return out
 
 

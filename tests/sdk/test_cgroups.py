@@ -3,7 +3,7 @@
 cgroup v1 is tested for real where this machine has it writable (root, v1 memory/pids/cpu
 hierarchies: the development machine and CI); otherwise those tests skip with the reason,
 or fail when ``COW006_REQUIRE_SANDBOX=1``.  cgroup v2 is tested against a fake tree of its
-interface files in a temporary directory: the files cgroups.py reads and writes, not the
+interface files in a temporary directory: the files cow006.cgroups reads and writes, not the
 kernel behind them (processes do not really move, limits do not really bite).
 """
 
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cow006 import cgroups, sandbox
+from cow006 import cgroups, launch, sandbox
+from cow006.cgroups._devices import _whole_disk
 
 MiB = 1 << 20
 PARENT = f"cow006-test-{os.getpid()}"
@@ -144,8 +145,8 @@ def test_block_devices_of_files(tmp_path: Path) -> None:
     (sysdev / "devices" / "sda" / "sda1" / "partition").write_text("1\n")
     (sysdev / "block").mkdir()
     (sysdev / "block" / "8:1").symlink_to(sysdev / "devices" / "sda" / "sda1")
-    assert cgroups._whole_disk((8, 1), sysdev / "block") == (8, 0)
-    assert cgroups._whole_disk((9, 9), sysdev / "block") is None
+    assert _whole_disk((8, 1), sysdev / "block") == (8, 0)
+    assert _whole_disk((9, 9), sysdev / "block") is None
 
 
 # -- cgroup v1, for real -------------------------------------------------------------------------
@@ -169,24 +170,56 @@ def test_v1_limits_are_written_and_read_back(v1: cgroups.V1) -> None:
     assert slot.check(bigger) != []  # a mismatch is reported
 
 
+# Forks until refused, then says how many children it made.
+FORK_UNTIL_REFUSED = """
+import os, time
+n = 0
+for _ in range(20):
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+        n += 1
+    except OSError:
+        break
+print(n, flush=True)
+time.sleep(60)
+"""
+# The parent holds nothing; its child puts 100 MiB in a memfd (no address space).
+MEMFD_CHILD = """
+import os, time
+if os.fork() == 0:
+    fd = os.memfd_create('x')
+    for _ in range(100):
+        os.write(fd, b'x' * (1 << 20))
+    print('ESCAPED', flush=True)
+    time.sleep(60)
+time.sleep(60)
+"""
+# Forks for ever, the parent leaving each time: a new pid every time.
+FORK_LOOP = """
+import os, time
+print('go', flush=True)
+while True:
+    try:
+        pid = os.fork()
+    except OSError:
+        time.sleep(0.001)
+        continue
+    if pid:
+        os._exit(0)
+"""
+
+
+def _limited(v1: cgroups.V1, name: str, *, memory: int = 128 * MiB, pids: int) -> cgroups.Slot:
+    slot = v1.slot(name)
+    slot.apply(cgroups.SlotLimits(memory=memory, pids=pids))
+    return slot
+
+
 def test_v1_members_kill_and_pids_cap(v1: cgroups.V1) -> None:
-    slot = v1.slot("members")
-    slot.apply(cgroups.SlotLimits(memory=128 * MiB, pids=4))
+    slot = _limited(v1, "members", pids=4)
     # A process forking until refused: the pids cap (4 tasks) stops it, whatever its uid.
-    code = (
-        "import os, time\n"
-        "n = 0\n"
-        "for _ in range(20):\n"
-        "    try:\n"
-        "        if os.fork() == 0:\n"
-        "            time.sleep(60)\n"
-        "        n += 1\n"
-        "    except OSError:\n"
-        "        break\n"
-        "print(n, flush=True)\n"
-        "time.sleep(60)\n"
-    )
-    proc = _run_in(slot, code)
+    proc = _run_in(slot, FORK_UNTIL_REFUSED)
     assert proc.stdout is not None
     forked = int(proc.stdout.readline())
     assert forked == 3
@@ -199,22 +232,10 @@ def test_v1_members_kill_and_pids_cap(v1: cgroups.V1) -> None:
 
 
 def test_v1_memory_cap_counts_memfd_and_the_watch_kills_the_slot(v1: cgroups.V1) -> None:
-    slot = v1.slot("oom")
-    slot.apply(cgroups.SlotLimits(memory=64 * MiB, pids=8))
+    slot = _limited(v1, "oom", memory=64 * MiB, pids=8)
     slot.watch_oom()
     try:
-        # The parent holds nothing; its child puts 100 MiB in a memfd (no address space).
-        code = (
-            "import os, time\n"
-            "if os.fork() == 0:\n"
-            "    fd = os.memfd_create('x')\n"
-            "    for _ in range(100):\n"
-            "        os.write(fd, b'x' * (1 << 20))\n"
-            "    print('ESCAPED', flush=True)\n"
-            "    time.sleep(60)\n"
-            "time.sleep(60)\n"
-        )
-        proc = _run_in(slot, code)
+        proc = _run_in(slot, MEMFD_CHILD)
         out, _ = proc.communicate(timeout=20)
         # The child was OOM-killed inside the slot, and the watch killed the parent too
         # (v1 has no memory.oom.group).
@@ -230,21 +251,8 @@ def test_v1_memory_cap_counts_memfd_and_the_watch_kills_the_slot(v1: cgroups.V1)
 
 
 def test_v1_freezer_kill_stops_a_fork_loop(v1: cgroups.V1) -> None:
-    slot = v1.slot("forkloop")
-    slot.apply(cgroups.SlotLimits(memory=128 * MiB, pids=16))
-    code = (
-        "import os, time\n"
-        "print('go', flush=True)\n"
-        "while True:\n"
-        "    try:\n"
-        "        pid = os.fork()\n"
-        "    except OSError:\n"
-        "        time.sleep(0.001)\n"
-        "        continue\n"
-        "    if pid:\n"
-        "        os._exit(0)\n"  # the parent leaves: a new pid every time
-    )
-    proc = _run_in(slot, code, start_new_session=True)
+    slot = _limited(v1, "forkloop", pids=16)
+    proc = _run_in(slot, FORK_LOOP, start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline() == b"go\n"
     time.sleep(0.2)
     assert slot.pids()
@@ -401,7 +409,7 @@ def test_a_sandboxed_process_is_in_its_slot_from_the_start() -> None:
     sb = sandbox.Sandbox(uid_base=64492, slots=1)
     _sandbox_or_skip(sb)
     assert sandbox.probe(sb).details["cgroup"]["oom_score_adj"] == "1000"
-    proc = sb.spawn([sandbox.launch.python_executable(), *SLEEPER])
+    proc = sb.spawn([launch.python_executable(), *SLEEPER])
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
         slot = proc.lease.cgroup
@@ -422,7 +430,7 @@ def test_a_sandboxed_process_is_in_its_slot_from_the_start() -> None:
 def test_without_cgroups_the_bots_keep_oom_score_adj() -> None:
     sb = sandbox.Sandbox(uid_base=64493, slots=1, cgroups=False)
     _sandbox_or_skip(sb)
-    proc = sb.spawn([sandbox.launch.python_executable(), *SLEEPER])
+    proc = sb.spawn([launch.python_executable(), *SLEEPER])
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
         assert proc.lease.cgroup is None

@@ -158,6 +158,45 @@ def test_two_bot_processes_against_each_other() -> None:
     assert_gone(b)
 
 
+# A bot that speaks the protocol by hand through ``cow006.bot``'s channel: the lowest card
+# and row 0 as raw lines, a count of the notices on stderr.
+BY_HAND = """\
+import sys
+
+from cow006 import bot
+
+print("sandboxed", bot.sandboxed(), file=sys.stderr, flush=True)
+
+
+def lowest(msg):
+    if msg["type"] == "take_row":
+        return b'{"id": %d, "row": 0}\\n' % msg["id"]
+    return b'{"id": %d, "card": %d}\\n' % (msg["id"], min(msg["view"]["hand"]))
+
+
+def notice(msg):
+    print("notice", msg["type"], file=sys.stderr, flush=True)
+
+
+bot.channel.handshake("by hand")
+bot.channel.answer(lowest, notice=notice)
+"""
+
+
+def test_a_bot_speaking_by_hand_is_read_as_it_writes(tmp_path: Path) -> None:
+    path = tmp_path / "by_hand.py"
+    path.write_text(BY_HAND)
+    log, agent = run(path, ROOMY)
+    assert log["faults"] == [] and agent.reported_name == "by hand"
+    assert agent.returncode == 0, agent.stderr  # answer() ended the process at match_end
+    assert agent.stderr.startswith("sandboxed False\n")  # a bare process, as root or not
+    rounds = len(log["rounds"])
+    for kind, count in (("round_start", rounds), ("round_end", rounds), ("match_end", 1)):
+        assert agent.stderr.count(f"notice {kind}\n") == count, agent.stderr
+    plays, _ = decisions(log)
+    assert all(card == low for (_r, _t, seat), (card, low) in plays.items() if seat == 0)
+
+
 def test_print_goes_to_stderr_which_is_bounded() -> None:
     limits = Limits(startup=2.0, decision=0.5, bank=2.0, stderr_cap=10_000, grace=0.2)
     log, agent = run(FAULTY / "stderr_flood.py", limits)

@@ -13,6 +13,9 @@ import pytest
 
 from cow006 import Cow006Error, sandbox
 from cow006.sandbox import Sandbox, SandboxError, SandboxStatus
+from cow006.sandbox._command import bwrap_command
+from cow006.sandbox._seccomp import seccomp_bpf
+from cow006.sandbox._slots import acquire
 
 MISSING = Sandbox(bwrap="cow006-no-such-bwrap")
 
@@ -95,7 +98,7 @@ def test_filter_denies_what_it_should() -> None:
     for name in ("ptrace", "bpf", "unshare", "setns", "mount", "keyctl", "io_uring_setup"):
         assert f'"{name}"' in pfc, name
     assert '"socket"' in pfc and '"clone"' in pfc
-    bpf = sandbox._seccomp_bpf()
+    bpf = seccomp_bpf()
     assert bpf and len(bpf) % 8 == 0
 
 
@@ -106,12 +109,11 @@ def test_bwrap_command_confines() -> None:
     if not _works().ok:
         pytest.skip(f"no sandbox here: {_works().reason}")
     sb = Sandbox()
-    lease = sandbox._acquire(sb)
+    lease = acquire(sb)
     try:
         bot = Path(__file__).resolve()
-        cmd = sb._command(
-            ["python", "-c", "pass"], lang="python", bot=bot, lease=lease, env=None, status=status
-        )
+        argv = ["python", "-c", "pass"]
+        cmd = bwrap_command(sb, argv, lang="python", bot=bot, lease=lease, env=None, status=status)
     finally:
         lease.release()
     for flag in (
@@ -140,3 +142,26 @@ def test_bwrap_command_confines() -> None:
     from cow006.launch import BOT_ENV
 
     assert setenv == set(BOT_ENV) | {"TMPDIR", "HOME"}
+
+
+def test_the_subreaper_helper_follows_the_process() -> None:
+    """``cow006.subreaper`` (the sandbox's host and the workers' supervisor): ``ensure`` sets
+    the flag again once something turned it off."""
+    import ctypes
+    import sys
+
+    from cow006 import subreaper
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("prctl is Linux's")
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def is_subreaper() -> bool:
+        flag = ctypes.c_int(-1)
+        assert libc.prctl(37, ctypes.byref(flag), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+        return flag.value == 1
+
+    assert subreaper.become_subreaper() is True and is_subreaper()
+    assert subreaper.become_subreaper(False) is True and not is_subreaper()
+    subreaper.ensure()
+    assert is_subreaper()

@@ -16,8 +16,6 @@ status.  ``cow006 serve`` is a subreaper too, for what its children leave.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -25,26 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _prctl(option: int, value: int) -> bool:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):  # not Linux
-        return False
-
-
-def become_subreaper(on: bool = True) -> bool:
-    """Make this process (or stop it being) the child subreaper of its descendants."""
-    return _prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0)
-
-
-def die_with_parent(signum: int = signal.SIGTERM) -> None:
-    """For a child, between fork and exec: get ``signum`` when the parent dies (Linux)."""
-    _prctl(_PR_SET_PDEATHSIG, int(signum))
+from cow006.subreaper import become_subreaper, die_with_parent  # used by serve.py, too
 
 
 def zombie_children() -> list[int]:

@@ -4,21 +4,12 @@ import os
 import sys
 import time
 
-from cow006 import Agent
-
-
-def sandboxed():
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
+from cow006 import Agent, bot
 
 
 class Bot(Agent):
     def on_match_start(self, info):
-        if not sandboxed():
+        if not bot.sandboxed():
             return
         print("ATTACK daemon", file=sys.stderr, flush=True)
         if os.fork() == 0:

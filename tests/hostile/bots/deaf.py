@@ -7,9 +7,7 @@ import time
 
 from cow006 import bot
 
-ch = bot.channel
-hello = ch.recv()
-ch.send({"type": "ready", "protocol": 1, "name": "deaf"})
+bot.channel.handshake("deaf")
 print("ATTACK deaf", file=sys.stderr, flush=True)
 while True:
     time.sleep(1)

@@ -3,15 +3,9 @@
 import os
 import sys
 
-from cow006 import Agent
 
-
-class Bot(Agent):
-    turns = 0
-
-    def play(self, view):
-        self.turns += 1
-        if self.turns == 5:
-            print("ATTACK exit_mid", file=sys.stderr, flush=True)
-            os._exit(3)
-        return min(view.hand)
+def play(view):
+    if (view.round, view.turn) == (0, 4):  # its move #5
+        print("ATTACK exit_mid", file=sys.stderr, flush=True)
+        os._exit(3)
+    return min(view.hand)

@@ -3,7 +3,7 @@
 import os
 import sys
 
-from cow006 import Agent
+from cow006 import Agent, bot
 
 CHUNK = b"t" * (1 << 20)
 
@@ -21,21 +21,9 @@ def fill(path, limit_mib):
     return wrote
 
 
-def sandboxed():
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
-
-
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired and sandboxed():
-            self.fired = True
+        if (view.round, view.turn) == (0, 0) and bot.sandboxed():  # the first move
             print("ATTACK fill_tmp", file=sys.stderr, flush=True)
             total = sum(fill(f"/tmp/fill{i}", 7) for i in range(8))  # below RLIMIT_FSIZE each
             print(f"fill_tmp: {total} MiB in /tmp", file=sys.stderr, flush=True)

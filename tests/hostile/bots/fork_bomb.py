@@ -4,25 +4,12 @@ import os
 import sys
 import time
 
-from cow006 import Agent
-
-
-def sandboxed():
-    """Destructive attacks fire only inside the sandbox: never as root or on the host."""
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
+from cow006 import Agent, bot
 
 
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired and sandboxed():
-            self.fired = True
+        if (view.round, view.turn) == (0, 0) and bot.sandboxed():  # the first move
             print("ATTACK fork_bomb", file=sys.stderr, flush=True)
             made = 0
             for _ in range(500):

@@ -1,18 +1,9 @@
 """Attack: NaN as a card (nan).  Speaks the protocol by hand."""
 
-import os
 import sys
 
 from cow006 import bot
 
-NAME = "nan"
-ch = bot.channel
-hello = ch.recv()
-ch.send({"type": "ready", "protocol": 1, "name": NAME})
-print("ATTACK " + NAME, file=sys.stderr, flush=True)
-
-while (msg := ch.recv()) is not None:
-    if msg["type"] in ("play", "take_row"):
-        ch.write(b'{"id": %d, "card": NaN, "row": NaN}\n' % msg["id"])
-    elif msg["type"] == "match_end":
-        os._exit(0)
+bot.channel.handshake("nan")
+print("ATTACK nan", file=sys.stderr, flush=True)
+bot.channel.answer(lambda msg: b'{"id": %d, "card": NaN, "row": NaN}\n' % msg["id"])

@@ -6,19 +6,19 @@ import sys
 
 from cow006 import Agent
 
-FLAGS = {
-    "CLONE_NEWUSER": 0x10000000,
-    "CLONE_NEWNS": 0x00020000,
-    "CLONE_NEWNET": 0x40000000,
-    "CLONE_NEWPID": 0x20000000,
-}
+FLAGS = (
+    ("CLONE_NEWUSER", 0x10000000),
+    ("CLONE_NEWNS", 0x00020000),
+    ("CLONE_NEWNET", 0x40000000),
+    ("CLONE_NEWPID", 0x20000000),
+)
 
 
 class Bot(Agent):
     def on_match_start(self, info):
         print("ATTACK nested_userns", file=sys.stderr, flush=True)
         libc = ctypes.CDLL(None, use_errno=True)
-        for name, flag in FLAGS.items():
+        for name, flag in FLAGS:
             pid = os.fork()
             if pid == 0:  # try in a child, so a success changes nothing for the bot itself
                 os._exit(0 if libc.unshare(flag) == 0 else 1)

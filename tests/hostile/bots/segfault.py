@@ -7,11 +7,8 @@ from cow006 import Agent
 
 
 class Bot(Agent):
-    turns = 0
-
     def play(self, view):
-        self.turns += 1
-        if self.turns == 3:
+        if (view.round, view.turn) == (0, 2):  # its move #3
             print("ATTACK segfault", file=sys.stderr, flush=True)
             ctypes.string_at(0)
         return min(view.hand)

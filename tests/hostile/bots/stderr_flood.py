@@ -7,11 +7,8 @@ from cow006 import Agent
 
 
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired:
-            self.fired = True
+        if (view.round, view.turn) == (0, 0):  # the first move
             print("ATTACK stderr_flood", file=sys.stderr, flush=True)
             block = b"e" * (1 << 20)
             for _ in range(400):

@@ -8,11 +8,8 @@ from cow006 import Agent
 
 
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired:
-            self.fired = True
+        if (view.round, view.turn) == (0, 0):  # the first move
             print("ATTACK thread_bomb", file=sys.stderr, flush=True)
             made = 0
             for _ in range(2000):

@@ -9,19 +9,9 @@ import os
 import sys
 import time
 
-from cow006 import Agent
+from cow006 import Agent, bot
 
 WANT = 30
-
-
-def sandboxed():
-    """Destructive attacks fire only inside the sandbox: never as root or on the host."""
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
 
 
 def children_cpu(pids):
@@ -39,11 +29,9 @@ def children_cpu(pids):
 class Bot(Agent):
     def __init__(self):
         self.pids = []
-        self.fired = False
 
     def play(self, view):
-        if not self.fired and sandboxed():
-            self.fired = True
+        if (view.round, view.turn) == (0, 0) and bot.sandboxed():  # the first move
             print("ATTACK cpu_hog", file=sys.stderr, flush=True)
             for _ in range(WANT):
                 try:

@@ -8,26 +8,14 @@ import os
 import sys
 import time
 
-from cow006 import Agent
+from cow006 import Agent, bot
 
 MiB = 1 << 20
 
 
-def sandboxed():
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
-
-
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired and sandboxed():
-            self.fired = True
+        if (view.round, view.turn) == (0, 0) and bot.sandboxed():  # the first move
             print("ATTACK fork_hogs", file=sys.stderr, flush=True)
             r, w = os.pipe()
             pids = []

@@ -7,26 +7,14 @@ survives, it says ``ESCAPED``."""
 import os
 import sys
 
-from cow006 import Agent
+from cow006 import Agent, bot
 
 MiB = 1 << 20
 
 
-def sandboxed():
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
-
-
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired and sandboxed():
-            self.fired = True
+        if (view.round, view.turn) == (0, 0) and bot.sandboxed():  # the first move
             print("ATTACK memfd_hog", file=sys.stderr, flush=True)
             fds, held = [], 0
             chunk = b"\x01" * (16 * MiB)

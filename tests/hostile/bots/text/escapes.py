@@ -12,16 +12,11 @@ CLEAR = b"\x1b[2J\x1b[H"
 BIDI = "\u202e".encode()
 C1 = "\u009b".encode()
 
-ch = bot.channel
-hello = ch.recv()
-ch.send({"type": "ready", "protocol": 1, "name": "escapes"})
-os.write(2, b"ATTACK escapes " + OSC52 + TITLE + CLEAR + BIDI + C1 + b"\n")
+ERROR = (
+    b'{"id": %d, "error": "\\u001b]52;c;ZXZpbA==\\u0007\\u001b]0;title\\u0007'
+    b'\\u001b[2J\\u202e\\u009b"}\n'
+)
 
-while (msg := ch.recv()) is not None:
-    if msg["type"] in ("play", "take_row"):
-        ch.write(
-            b'{"id": %d, "error": "\\u001b]52;c;ZXZpbA==\\u0007\\u001b]0;title\\u0007'
-            b'\\u001b[2J\\u202e\\u009b"}\n' % msg["id"]
-        )
-    elif msg["type"] == "match_end":
-        os._exit(0)
+bot.channel.handshake("escapes")
+os.write(2, b"ATTACK escapes " + OSC52 + TITLE + CLEAR + BIDI + C1 + b"\n")
+bot.channel.answer(lambda msg: ERROR % msg["id"])
