@@ -115,9 +115,17 @@ def _environment() -> jinja2.Environment:
 templates = Jinja2Templates(env=_environment())
 
 
+@functools.cache
+def page_script(template: str) -> str | None:
+    """A page's own script: ``static/<page>.js`` for ``<page>.html``, when there is one."""
+    script = Path(template).with_suffix(".js").name
+    return script if (STATIC / script).is_file() else None
+
+
 def render(
     request: Request, name: str, context: dict[str, Any], status_code: int = status.HTTP_200_OK
 ) -> HTMLResponse:
+    context = {"script": page_script(name), **context}
     response = templates.TemplateResponse(request, name, context, status_code=status_code)
     response.headers["Content-Security-Policy"] = CSP
     response.headers.update(_NOSNIFF)
