@@ -234,10 +234,19 @@ def test_play_turn_resolves_every_card_and_advances_the_turn() -> None:
         engine.play_turn(state, [1, 2, 4], never)
 
 
-def test_play_turn_checked_skips_only_the_hand_check() -> None:
+def test_play_turn_takes_legal_cards_without_a_flag() -> None:
     state = started([[3], [45]], [[10], [20], [30], [40]])
-    engine.play_turn(state, [3, 45], lambda seat, card: 0, checked=True)
+    engine.play_turn(state, [3, 45], lambda seat, card: 0)
     assert state.rows == [[3], [20], [30], [40, 45]]
+
+
+def test_deal_round_starts_the_round_the_rng_deals() -> None:
+    state = engine.new_match(3)
+    engine.deal_round(state, random.Random(5))
+    hands, rows = engine.deal(random.Random(5), 3)
+    assert (state.hands, state.rows, state.round, state.turn) == (hands, rows, 0, 0)
+    assert state.ends == sorted(r[0] for r in rows) and state.sizes == [1, 1, 1, 1]
+    assert [rows[i][0] for i in state.by_end] == state.ends
 
 
 # -- scoring ------------------------------------------------------------------------------
