@@ -70,25 +70,20 @@ def assert_one_error_line(proc: subprocess.CompletedProcess[str], *needles: str)
 
 
 # -- match -------------------------------------------------------------------------------------
+def match_log(tmp_path: Path, name: str, seed: int, *extra: str) -> Path:
+    """``cow006 match builtin:random builtin:greedy --seed SEED --log NAME EXTRA...``."""
+    path = tmp_path / name
+    argv = ["match", "builtin:random", "builtin:greedy", "--seed", str(seed), "--log", str(path)]
+    result = runner.invoke(app, [*argv, *extra])
+    assert result.exit_code == 0, result.output
+    return path
+
+
 def test_match_with_seed_is_reproducible_and_verifies(tmp_path: Path) -> None:
     logs = []
     extra: list[str] = []
     for name in ("a.json", "b.json"):
-        path = tmp_path / name
-        result = runner.invoke(
-            app,
-            [
-                "match",
-                "builtin:random",
-                "builtin:greedy",
-                "--seed",
-                "42",
-                "--log",
-                str(path),
-                *extra,
-            ],
-        )
-        assert result.exit_code == 0, result.output
+        path = match_log(tmp_path, name, 42, *extra)
         logs.append(path.read_bytes())
         # --seed fixes the deal; the recorded agent seeds make the replay exact
         extra = ["--agent-seeds", ",".join(map(str, json.loads(logs[0])["agent_seeds"]))]
@@ -236,22 +231,7 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
 
 # -- verify ------------------------------------------------------------------------------------
 def _log(tmp_path: Path, name: str, seed: int) -> Path:
-    path = tmp_path / name
-    result = runner.invoke(
-        app,
-        [
-            "match",
-            "builtin:random",
-            "builtin:greedy",
-            "--seed",
-            str(seed),
-            "-q",
-            "--log",
-            str(path),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return path
+    return match_log(tmp_path, name, seed, "-q")
 
 
 def test_verify_counts_logs(tmp_path: Path) -> None:
