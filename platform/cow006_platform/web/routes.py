@@ -52,6 +52,7 @@ from ..routers import leagues as leagues_api
 from ..routers import matches as matches_api
 from ..schemas import MAX_ID
 from . import plots
+from .replay import replay_of
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -411,47 +412,16 @@ def league_page(
     )
 
 
-def describe_turns(log: dict[str, Any]) -> list[dict[str, Any]]:
-    """The match turn by turn as plain data, for the page's text view (no JavaScript)."""
-    names = [p["agent"] for p in log["players"]]
-    totals = [0] * len(names)
-    rounds = []
-    for r, rnd in enumerate(log["rounds"]):
-        turns = []
-        for t, turn in enumerate(rnd["turns"]):
-            takes = [
-                {
-                    "player": names[take["seat"]],
-                    "row": take["row"] + 1,
-                    "cards": take["cards"],
-                    "heads": sum(HEADS[c] for c in take["cards"]),
-                    "reason": take["reason"],
-                }
-                for take in turn["takes"]
-            ]
-            turns.append({**turn, "number": t + 1, "takes": takes})
-        totals = [a + b for a, b in zip(totals, rnd["penalties"], strict=True)]
-        rounds.append(
-            {
-                "number": r + 1,
-                "rows": rnd["rows"],
-                "turns": turns,
-                "penalties": rnd["penalties"],
-                "totals": totals,
-            }
-        )
-    return rounds
-
-
 @router.get("/matches/{match_id}", response_class=HTMLResponse)
 @html_errors
 def match_page(
     request: Request, match_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
 ) -> Response:
-    """The replay viewer (replay.js) over the log embedded in the page, with a text view."""
+    """The replay viewer (replay.js) over the steps the server replayed, with a text view."""
     mid = ident(match_id, "match")
     match = api_json(matches_api.get_match(match_id=mid, session=session))
     log = read_log(session, mid) if match["status"] == MatchStatus.finished.value else None
+    viewer, rounds, broken = replay_of(log)
     seats = [
         {
             "seat": p["seat"],
@@ -470,7 +440,9 @@ def match_page(
             "match": match,
             "log": log,
             "seats": seats,
-            "rounds": describe_turns(log) if log else [],
+            "replay": viewer,
+            "rounds": rounds,
+            "replay_error": broken,
             "refresh": refresh_period(refresh),
         },
     )
