@@ -65,14 +65,6 @@ SeedOpt = Annotated[
         "own seeds, which are drawn independently (a bot must not rebuild the deal from them).",
     ),
 ]
-AgentSeedsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--agent-seeds",
-        help="The bots' own seeds, one per seat, comma-separated: a log's agent_seeds, to play "
-        "a match again exactly (with --seed). Drawn at random if omitted.",
-    ),
-]
 DecisionOpt = Annotated[
     float | None,
     typer.Option("--decision", help="Seconds a bot process may take per decision."),
@@ -158,7 +150,14 @@ def match(
     bank: BankOpt = None,
     startup: StartupOpt = None,
     sandbox: SandboxOpt = None,
-    agent_seeds: AgentSeedsOpt = None,
+    agent_seeds: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-seeds",
+            help="The bots' own seeds, one per seat, comma-separated: a log's agent_seeds, to "
+            "play a match again exactly (with --seed). Drawn at random if omitted.",
+        ),
+    ] = None,
 ) -> None:
     """Play one match of 2 to 10 agents and print it turn by turn."""
     n = len(agents)

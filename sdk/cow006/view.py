@@ -230,8 +230,8 @@ def observe(
     seat: int,
     starters: Sequence[int],
     *,
-    time_left: float | None = None,
-    card: int | None = None,
+    time_left: float | None = None,  # the seconds this seat may still spend (None: no limit)
+    card: int | None = None,  # the card being placed, for a take-row decision
 ) -> View:
     """The view of ``seat``; with ``card`` set, the view for a take-row decision mid-turn.
 

@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -67,6 +69,15 @@ def assert_one_error_line(proc: subprocess.CompletedProcess[str], *needles: str)
     for needle in needles:
         assert needle in lines[0]
     return lines[0]
+
+
+def assert_always_played(log: dict[str, Any], seat: int, pick: Callable[[list[int]], int]) -> None:
+    """Every turn of the log, ``seat`` played ``pick`` of its hand (``max``, ``min``)."""
+    for rnd in log["rounds"]:
+        hand = list(rnd["hands"][seat])
+        for turn in rnd["turns"]:
+            assert turn["cards"][seat] == pick(hand)
+            hand.remove(turn["cards"][seat])
 
 
 # -- match -------------------------------------------------------------------------------------
@@ -195,11 +206,7 @@ def test_match_with_a_python_bot_file(tmp_path: Path) -> None:
     assert [p["agent"] for p in log["players"]] == [str(bot), "builtin:random", str(folder)]
     assert log["faults"] == []
     # the bot file's choices are in the log: it always played its highest card
-    for rnd in log["rounds"]:
-        hand = list(rnd["hands"][0])
-        for turn in rnd["turns"]:
-            assert turn["cards"][0] == max(hand)
-            hand.remove(turn["cards"][0])
+    assert_always_played(log, 0, max)
     assert "tiny" in proc.stdout and "Result (seed 5)" in proc.stdout
     assert cow006("verify", str(path)).stdout == "ok 1 logs\n"
 
@@ -336,11 +343,7 @@ def test_match_with_a_js_bot_file(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     log = json.loads(path.read_text())
     assert log["faults"] == []
-    for rnd in log["rounds"]:
-        hand = list(rnd["hands"][1])
-        for turn in rnd["turns"]:
-            assert turn["cards"][1] == min(hand)
-            hand.remove(turn["cards"][1])
+    assert_always_played(log, 1, min)
 
 
 @pytest.mark.parametrize(
