@@ -150,8 +150,8 @@ def lay(
     ``sizes`` and ``heads`` of those rows, all three updated.  A card goes on the row of the
     nearest lower end; as that row's 6th card it takes the five and is the row's only card.
     A card below every end (only the lowest card of a turn can be) takes the row at position
-    ``lowest``, its player's choice, or with -1 the cheapest (``cheapest``); that row, now
-    holding only the card, has the lowest end: it moves to position 0.  With ``owners``
+    ``lowest``, its player's choice; that row, now holding only the card, has the lowest end:
+    it moves to position 0.  With ``owners``
     (card -> whose it is) and ``totals``, the heads each card takes are added to
     ``totals[owners[card]]``.
     """
@@ -170,7 +170,9 @@ def lay(
             sizes[p] = 1
             heads[p] = h[card]
         else:
-            p = lowest if lowest >= 0 else cheapest(heads, sizes)
+            p = lowest
+            if p < 0:
+                raise ValueError(f"card {card} is below every row end: which row does it take?")
             taken = heads[p]
             del ends[p], sizes[p], heads[p]
             ends.insert(0, card)
@@ -207,11 +209,14 @@ def cheapest(heads: Sequence[int], sizes: Sequence[int]) -> int:
     """The first of the rows (given by heads and sizes) with the fewest heads, then cards."""
     best = 0
     best_key = heads[0] * 8 + sizes[0]  # a row has at most 5 cards: heads decide first
-    for i in range(1, len(heads)):
+    for i in _OTHER_ROWS:  # simulations ask this on every card below every end
         key = heads[i] * 8 + sizes[i]
         if key < best_key:
             best, best_key = i, key
     return best
+
+
+_OTHER_ROWS = tuple(range(1, N_ROWS))
 
 
 def cheapest_row(rows: Sequence[Sequence[int]]) -> int:

@@ -20,7 +20,7 @@ from ._checks import expect, integer, need
 from .cards import HAND_SIZE
 from .errors import LogError
 from .faults import FAULT_KINDS
-from .replay import Deal, Placement, RoundEnd, players, steps, takes_of
+from .replay import Deal, Placement, RoundEnd, n_players, steps, takes_of
 
 FORMAT = "cow006-match-1"
 
@@ -131,7 +131,7 @@ def verify(log: Any) -> None:
     given = log.get("given_deals", 0)
     need(type(given) is int and given >= 0, "given_deals", "expected a non-negative integer")
     deals = random.Random(seed)
-    n = players(log)
+    n = n_players(log)
     placed: list[Placement] = []  # the placements of the turn being replayed
     scores: tuple[int, ...] = ()
     for step in steps(log):

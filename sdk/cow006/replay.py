@@ -103,7 +103,7 @@ class RoundEnd(NamedTuple):
 Step = Deal | Reveal | Placement | RoundEnd
 
 
-def players(log: Mapping[str, Any]) -> int:
+def n_players(log: Mapping[str, Any]) -> int:
     """The number of seats of a log, after checking its ``players``."""
     seats = a_list(log.get("players"), "players")
     n = len(seats)
@@ -118,7 +118,7 @@ def players(log: Mapping[str, Any]) -> int:
 
 def steps(log: Mapping[str, Any]) -> Iterator[Step]:
     """Replay ``log`` (see the module): every step of the match, in order."""
-    n = players(log)
+    n = n_players(log)
     rounds = a_list(log.get("rounds"), "rounds", "expected a non-empty list")
     need(bool(rounds), "rounds", "expected a non-empty list")
     state = engine.new_match(n)

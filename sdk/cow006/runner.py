@@ -97,6 +97,9 @@ class MatchRunner:
         self, agents: Sequence[Agent], seed: int | None = None, **options: Unpack[MatchOptions]
     ) -> None:
         """See ``play_match`` for the arguments."""
+        unknown = options.keys() - MatchOptions.__annotations__.keys()
+        if unknown:  # a misspelt option must not be ignored
+            raise TypeError(f"unexpected keyword argument {', '.join(sorted(unknown))}")
         n = len(agents)
         names = options.get("names")
         agent_seeds = options.get("agent_seeds")

@@ -214,14 +214,13 @@ def test_lay_the_sixth_card_takes_the_five() -> None:
     assert (ends, sizes, heads) == ([10, 22, 30, 40], [1, 1, 1, 1], [3, 5, 3, 3])
 
 
-def test_lay_a_card_below_every_end_takes_the_chosen_or_the_cheapest_row() -> None:
-    rows = ([10, 20, 30, 40], [2, 1, 3, 1], [4, 3, 6, 3])
-    ends, sizes, heads = (list(x) for x in rows)
+def test_lay_a_card_below_every_end_takes_the_chosen_row() -> None:
+    ends, sizes, heads = [10, 20, 30, 40], [2, 1, 3, 1], [4, 3, 6, 3]
+    assert engine.cheapest(heads, sizes) == 1  # 3 heads and 1 card, the first such
     assert engine.lay(ends, sizes, heads, [2], 2) == 6  # chose position 2: its 6 heads
     assert (ends, sizes, heads) == ([2, 10, 20, 40], [1, 2, 1, 1], [1, 4, 3, 3])
-    ends, sizes, heads = (list(x) for x in rows)
-    assert engine.lay(ends, sizes, heads, [2]) == 3  # the cheapest: 3 heads, 1 card, first
-    assert (ends, sizes, heads) == ([2, 10, 30, 40], [1, 2, 3, 1], [1, 4, 6, 3])
+    with pytest.raises(ValueError, match="below every row end"):
+        engine.lay(ends, sizes, heads, [1])  # no row chosen
 
 
 def test_lay_adds_each_card_s_heads_to_its_owner() -> None:
@@ -229,7 +228,7 @@ def test_lay_adds_each_card_s_heads_to_its_owner() -> None:
     owners = [0] * 105
     owners[45] = 1
     totals = [0, 0]
-    assert engine.lay(ends, sizes, heads, [2, 45], -1, owners, totals) == 1 + 9
+    assert engine.lay(ends, sizes, heads, [2, 45], 1, owners, totals) == 1 + 9
     assert totals == [1, 9]
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cow006.errors import LogError
-from cow006.replay import Deal, Placement, Reveal, RoundEnd, Taken, steps
+from cow006.replay import Deal, Placement, Reveal, RoundEnd, Taken, n_players, steps
 
 
 def _take(take: Taken | None) -> dict[str, Any] | None:
@@ -45,6 +45,7 @@ def _totals(before: Sequence[int], pen: Sequence[int]) -> list[int]:
 def replay_data(log: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the viewer's data, the text view's rounds) of a verified log; LogError if it is not
     one that replays."""
+    n_players(log)  # LogError unless the players are well formed
     names = [p["agent"] for p in log["players"]]
     viewer: dict[str, Any] = {"names": names, "rounds": []}
     text: list[dict[str, Any]] = []
@@ -60,8 +61,11 @@ def replay_data(log: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, 
             viewer["rounds"].append({"turns": turns})
             text.append({"number": step.round + 1, "rows": step.rows, "turns": rows_text})
         elif type(step) is Reveal:
-            reveal = {"rows": step.rows, "pen": step.penalties}
-            reveal["totals"] = _totals(before, step.penalties)
+            reveal = {
+                "rows": step.rows,
+                "pen": step.penalties,
+                "totals": _totals(before, step.penalties),
+            }
             turn = {"cards": step.cards, "order": step.order, "steps": [reveal]}
             turns.append(turn)
             line = {"number": step.turn + 1, "cards": step.cards, "takes": [], "rows": ()}

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import time
 
-from ..cards import DECK_SIZE, END_SCORE, ROW_LIMIT
-from ..engine import ends_below, lay, rule_rows
+from ..cards import DECK_SIZE, END_SCORE, N_ROWS, ROW_LIMIT
+from ..engine import cheapest, ends_below, lay, rule_rows
 from ..view import View
 from .simple import SeededAgent
 
@@ -59,6 +59,7 @@ def _rollout(
     k = 0
     below = ends_below
     full = ROW_LIMIT
+    last = N_ROWS - 1
     while True:
         if not mine:
             if len(rest) == 1:
@@ -67,8 +68,14 @@ def _rollout(
                 # The rollout policy: cost * 128 + gap; a card below every end costs the
                 # cheapest row plus half a head, so a free fit is preferred to a 0-head take.
                 bk = 1 << 30
+                after = 0
                 for c in rest:
+                    if c < after:
+                        # Up to the next end, the cards go where the card before went, with
+                        # larger gaps: none of them can be better (a tie keeps the lower).
+                        continue
                     i = below(ends, c) - 1
+                    after = ends[i + 1] if i < last else DECK_SIZE + 1
                     if i < 0:
                         v = min(hs) * 128 + 64
                     elif lens[i] == full:
@@ -85,7 +92,10 @@ def _rollout(
         if not rest and not every:
             # This seat's last card: the higher cards after it change nothing it takes.
             del cards[cards.index(mine) + 1 :]
-        lay(ends, lens, hs, cards, -1, owner, pens)
+        # A card below every end (only the turn's lowest can be): its player takes the
+        # cheapest row (fewest heads, then fewest cards, then the lowest end).
+        lowest = -1 if below(ends, cards[0]) else cheapest(hs, lens)
+        lay(ends, lens, hs, cards, lowest, owner, pens)
         if not rest:
             return
         k += nopp

@@ -87,14 +87,14 @@
 
   /* Every step of the match, in order, with its round, turn and step number. */
   const steps = [];
-  rounds.forEach((round, r) =>
-    round.turns.forEach((turn, t) =>
-      turn.steps.forEach((step, s) =>
-        steps.push({ seat: null, card: null, row: null, take: null, ...step, r, t, s,
-                     cards: turn.cards, order: turn.order }),
-      ),
-    ),
-  );
+  rounds.forEach((round, r) => {
+    round.turns.forEach((turn, t) => {
+      turn.steps.forEach((step, s) => {
+        const drawn = { seat: null, card: null, row: null, take: null, ...step };
+        steps.push({ ...drawn, r, t, s, cards: turn.cards, order: turn.order });
+      });
+    });
+  });
   const key = (st) => "r" + (st.r + 1) + "t" + (st.t + 1) + "s" + st.s;
   const index = new Map(steps.map((st, i) => [key(st), i]));
   const last = steps.length - 1;
