@@ -382,13 +382,8 @@ def _settle(
     choose_row: ChooseRow,
 ) -> list[Take]:
     """Place the card of each of ``seats`` (in that order, ascending cards) by the rule."""
-    ends, sizes, heads, by_end, rows = (
-        state.ends,
-        state.sizes,
-        state.heads,
-        state.by_end,
-        state.rows,
-    )
+    ends, sizes, heads = state.ends, state.sizes, state.heads
+    by_end, rows = state.by_end, state.rows
     takes: list[Take] = []
     for seat in seats:
         card = cards[seat]

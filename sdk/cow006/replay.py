@@ -178,13 +178,13 @@ def _turn(state: engine.State, r: int, t: int, turn: Any, where: str) -> Iterato
         costs.append(tuple(map(heads_of, state.rows)))
         return choices[seat]
 
-    snap = list(map(tuple, state.rows))
-    before = tuple(state.penalties)
+    snap = list(map(tuple, state.rows))  # the rows as tuples: only a placed card's changes
+    penalties = tuple(state.penalties)  # changed by a take only
     try:
         order = engine.reveal(state, cards)
     except Cow006Error as exc:
         raise LogError(f"{where}: {exc}") from None
-    yield Reveal(r, t, tuple(cards), tuple(order), tuple(snap), before)
+    yield Reveal(r, t, tuple(cards), tuple(order), tuple(snap), penalties)
     for k, seat in enumerate(order, 1):
         card = cards[seat]
         try:
@@ -199,6 +199,7 @@ def _turn(state: engine.State, r: int, t: int, turn: Any, where: str) -> Iterato
         else:
             row = take["row"]
             reason = take["reason"]
+            penalties = tuple(state.penalties)
             taken = Taken(
                 seat,
                 row,
@@ -208,7 +209,7 @@ def _turn(state: engine.State, r: int, t: int, turn: Any, where: str) -> Iterato
                 costs.pop() if reason == "lowest" else None,
             )
         snap[row] = tuple(state.rows[row])
-        yield Placement(r, t, k, seat, card, row, tuple(snap), tuple(state.penalties), taken)
+        yield Placement(r, t, k, seat, card, row, tuple(snap), penalties, taken)
     engine.end_turn(state)
 
 
