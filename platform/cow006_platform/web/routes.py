@@ -66,7 +66,7 @@ MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
 REFRESH_SECONDS = 5  # how often live pages poll (``?refresh=N`` overrides it, 1..60)
 
-# Scripts and styles come from /static only; the match log is embedded as a JSON data block
+# Scripts and styles come from /static only; a replay's steps are embedded as a JSON data block
 # (not executed).  Inline SVG uses presentation attributes, so no inline styles are needed.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
