@@ -28,7 +28,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cow006 import Agent, MatchInfo, View, play_match
@@ -62,18 +62,17 @@ class Timed(Agent):
         self.inner.on_match_end(result)
 
     def play(self, view: View) -> int:
-        c0, t0 = time.process_time(), time.perf_counter()
-        card = self.inner.play(view)
-        self.wall.append(time.perf_counter() - t0)
-        self.cpu.append(time.process_time() - c0)
-        return card
+        return self._timed(self.inner.play, view)
 
     def take_row(self, view: View) -> int:
+        return self._timed(self.inner.take_row, view)
+
+    def _timed(self, decide: Callable[[View], int], view: View) -> int:
         c0, t0 = time.process_time(), time.perf_counter()
-        row = self.inner.take_row(view)
+        answer = decide(view)
         self.wall.append(time.perf_counter() - t0)
         self.cpu.append(time.process_time() - c0)
-        return row
+        return answer
 
 
 def distinct() -> list[str]:

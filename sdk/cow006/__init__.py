@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
     )
     from .faults import BotFault
     from .log import FORMAT, verify
-    from .runner import Match, play_match
+    from .runner import Match, MatchRunner, play_match
     from .view import View, observe
 
 __version__ = "0.1.0"
@@ -54,7 +54,8 @@ _LAZY: dict[str, str] = {
     "BotFault": "faults",
     "FORMAT": "log",
     "verify": "log",
-    "Match": "runner",
+    "Match": "runner",  # the former name of MatchRunner, removed after this wave
+    "MatchRunner": "runner",
     "play_match": "runner",
     "View": "view",
     "observe": "view",
@@ -74,6 +75,7 @@ __all__ = [
     "LogError",
     "Match",
     "MatchInfo",
+    "MatchRunner",
     "SetupError",
     "State",
     "View",

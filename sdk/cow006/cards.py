@@ -38,5 +38,4 @@ def heads(card: int) -> int:
 
 def heads_of(cards: Iterable[int]) -> int:
     """Bull heads on a group of cards: a row, a penalty pile."""
-    h = HEADS
-    return sum(h[c] for c in cards)
+    return sum(map(HEADS.__getitem__, cards))

@@ -4,14 +4,27 @@ No I/O and no global random state: randomness comes in as a ``random.Random`` (o
 deal), decisions come in as arguments, and every transition returns the events it produced, so
 the match log falls out of the transitions.  The only callback is ``choose_row``, asked at the
 moment a card lower than every row end is resolved, after the lower cards of the same turn.
+
+The placement rule is written once, in ``lay``, on the rows as the rule reads them: their
+last cards in ascending order (``ends``), with the lengths and the heads of those rows.  Only
+the last card of a row decides where a card goes (``ends_below``), and a card only ever
+replaces the end just below it, so the order of the ends is kept; only a take by a card below
+every end makes that row the first.  The engine, the views' helpers, the built-in bots'
+simulations and the replay (``cow006.replay``) all place cards through ``lay``: a match
+places one card at a time, a simulation a whole turn in one call.
+
+Every public transition checks what it is given (``SetupError``, ``CardNotInHandError``,
+``InvalidRowError``).  A caller that has checked each decision itself (the runner, which has
+to replace a bad card by a fallback anyway) pays nothing extra: the checks are the cheap ones
+the transitions need to do their work, and a round dealt by ``deal_round`` needs none.
 """
 
 from __future__ import annotations
 
 import itertools
-import random
-from collections.abc import Callable, Sequence
-from typing import Any
+from bisect import bisect_left
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .cards import (
     DECK_SIZE,
@@ -22,11 +35,15 @@ from .cards import (
     MIN_PLAYERS,
     N_ROWS,
     ROW_LIMIT,
+    heads_of,
 )
 from .errors import CardNotInHandError, InvalidRowError, SetupError
 
-# A take, as it appears in the match log: {"seat", "row", "cards", "reason"}.
-Take = dict[str, Any]
+if TYPE_CHECKING:  # the typed records live with the log, which a bot process never imports
+    import random
+
+    from .log import Take
+
 # choose_row(seat, card) -> row index; asked only for a card below every row end.
 ChooseRow = Callable[[int, int], Any]
 
@@ -38,12 +55,19 @@ class State:
     held per seat; ``piles`` the cards taken this round per seat; ``penalties`` the heads taken
     this round per seat; ``scores`` the totals of the finished rounds; ``revealed`` the cards of
     each resolved turn of this round, by seat.  ``round`` counts from 0 and ``turn`` is the index
-    of the next turn to play in the round (0..10).  (A plain class, not a dataclass: bot
+    of the next turn to play in the round (0..10).
+
+    ``ends``, ``sizes``, ``heads`` and ``by_end`` are the rows as the placement rule reads them
+    (see the module): the last cards in ascending order, and the lengths, heads and indices of
+    those rows, so ``ends[p] == rows[by_end[p]][-1]``.  (A plain class, not a dataclass: bot
     processes import the engine, and ``dataclasses`` costs them ~10 ms of start-up.)
     """
 
     __slots__ = (
+        "by_end",
+        "ends",
         "hands",
+        "heads",
         "n_players",
         "penalties",
         "piles",
@@ -51,30 +75,25 @@ class State:
         "round",
         "rows",
         "scores",
+        "sizes",
         "turn",
     )
 
-    def __init__(
-        self,
-        n_players: int,
-        scores: list[int],
-        round: int = -1,
-        turn: int = 0,
-        rows: list[list[int]] | None = None,
-        hands: list[list[int]] | None = None,
-        piles: list[list[int]] | None = None,
-        penalties: list[int] | None = None,
-        revealed: list[list[int]] | None = None,
-    ) -> None:
+    def __init__(self, n_players: int, scores: list[int]) -> None:
         self.n_players = n_players
         self.scores = scores
-        self.round = round
-        self.turn = turn
-        self.rows = rows if rows is not None else []
-        self.hands = hands if hands is not None else []
-        self.piles = piles if piles is not None else []
-        self.penalties = penalties if penalties is not None else []
-        self.revealed = revealed if revealed is not None else []
+        self.round = -1
+        # turn = HAND_SIZE marks "between rounds", so starting a round is the next legal step.
+        self.turn = HAND_SIZE
+        self.rows: list[list[int]] = []
+        self.hands: list[list[int]] = []
+        self.piles: list[list[int]] = []
+        self.penalties: list[int] = []
+        self.revealed: list[list[int]] = []
+        self.ends: list[int] = []
+        self.sizes: list[int] = []
+        self.heads: list[int] = []
+        self.by_end: list[int] = []
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, State):
@@ -87,6 +106,15 @@ class State:
         fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
         return f"State({fields})"
 
+    def cheapest_row(self) -> int:
+        """The row with the fewest heads, then fewest cards, then the lowest index."""
+        heads = [0] * len(self.by_end)
+        sizes = heads[:]
+        for p, row in enumerate(self.by_end):
+            heads[row] = self.heads[p]
+            sizes[row] = self.sizes[p]
+        return cheapest(heads, sizes)
+
     @property
     def round_over(self) -> bool:
         return self.turn >= HAND_SIZE
@@ -95,6 +123,108 @@ class State:
     def match_over(self) -> bool:
         """True between rounds once some total has reached 66."""
         return self.turn >= HAND_SIZE and max(self.scores) >= END_SCORE
+
+
+# -- the placement rule -------------------------------------------------------------------
+
+
+# ends_below(ends, card): how many of the row ends (ascending) are below ``card``.  The card
+# goes on the row of the last of them, at position ``ends_below(ends, card) - 1``: the
+# nearest lower end; none (0) means it is below every end.  It is ``bisect_left``, a C call:
+# simulations ask it millions of times per decision.
+ends_below = bisect_left
+
+
+def lay(
+    ends: list[int],
+    sizes: list[int],
+    heads: list[int],
+    cards: Sequence[int],
+    lowest: int = -1,
+    owners: Sequence[int] = (),
+    totals: list[int] | None = None,
+) -> int:
+    """Place ``cards`` (ascending, of one turn) by the rule; returns the heads they take.
+
+    The rows are given as the rule reads them (see the module): ``ends`` ascending and the
+    ``sizes`` and ``heads`` of those rows, all three updated.  A card goes on the row of the
+    nearest lower end; as that row's 6th card it takes the five and is the row's only card.
+    A card below every end (only the lowest card of a turn can be) takes the row at position
+    ``lowest``, its player's choice; that row, now holding only the card, has the lowest end:
+    it moves to position 0.  With ``owners``
+    (card -> whose it is) and ``totals``, the heads each card takes are added to
+    ``totals[owners[card]]``.
+    """
+    got = 0
+    h = HEADS
+    limit = ROW_LIMIT
+    for card in cards:
+        p = ends_below(ends, card) - 1  # the nearest lower end; -1: below every end
+        if p >= 0:
+            ends[p] = card
+            if sizes[p] < limit:
+                sizes[p] += 1
+                heads[p] += h[card]
+                continue
+            taken = heads[p]  # the row's 6th card takes the five
+            sizes[p] = 1
+            heads[p] = h[card]
+        else:
+            p = lowest
+            if p < 0:
+                raise ValueError(f"card {card} is below every row end: which row does it take?")
+            taken = heads[p]
+            del ends[p], sizes[p], heads[p]
+            ends.insert(0, card)
+            sizes.insert(0, 1)
+            heads.insert(0, h[card])
+        got += taken
+        if totals is not None:
+            totals[owners[card]] += taken
+    return got
+
+
+def rule_rows(
+    rows: Sequence[Sequence[int]],
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """``rows`` (by index) as the rule reads them: ends ascending, and those rows' sizes,
+    heads and indices."""
+    by_end = sorted(range(len(rows)), key=lambda i: rows[i][-1])
+    return (
+        [rows[i][-1] for i in by_end],
+        [len(rows[i]) for i in by_end],
+        [heads_of(rows[i]) for i in by_end],
+        by_end,
+    )
+
+
+def target_row(rows: Sequence[Sequence[int]], card: int) -> int:
+    """The row a card goes to: the largest row end below it, or -1 if it is below every end."""
+    ends, _, _, by_end = rule_rows(rows)
+    below = ends_below(ends, card)
+    return by_end[below - 1] if below else -1
+
+
+def cheapest(heads: Sequence[int], sizes: Sequence[int]) -> int:
+    """The first of the rows (given by heads and sizes) with the fewest heads, then cards."""
+    best = 0
+    best_key = heads[0] * 8 + sizes[0]  # a row has at most 5 cards: heads decide first
+    for i in _OTHER_ROWS:  # simulations ask this on every card below every end
+        key = heads[i] * 8 + sizes[i]
+        if key < best_key:
+            best, best_key = i, key
+    return best
+
+
+_OTHER_ROWS = tuple(range(1, N_ROWS))
+
+
+def cheapest_row(rows: Sequence[Sequence[int]]) -> int:
+    """The row with the fewest heads; ties go to fewer cards, then to the lower index."""
+    return cheapest(list(map(heads_of, rows)), list(map(len, rows)))
+
+
+# -- set-up -------------------------------------------------------------------------------
 
 
 def check_players(n_players: int) -> None:
@@ -108,8 +238,7 @@ def new_match(n_players: int, scores: Sequence[int] | None = None) -> State:
     totals = [0] * n_players if scores is None else list(scores)
     if len(totals) != n_players:
         raise SetupError(f"{len(totals)} scores given for {n_players} players")
-    # turn = HAND_SIZE marks "between rounds", so start_round is the next legal step.
-    return State(n_players=n_players, scores=totals, round=-1, turn=HAND_SIZE)
+    return State(n_players, totals)
 
 
 def deal(rng: random.Random, n_players: int) -> tuple[list[list[int]], list[list[int]]]:
@@ -120,6 +249,31 @@ def deal(rng: random.Random, n_players: int) -> tuple[list[list[int]], list[list
     base = n_players * HAND_SIZE
     rows = [[c] for c in drawn[base : base + N_ROWS]]
     return hands, rows
+
+
+def _begin(state: State, hands: list[list[int]], rows: list[list[int]], turn: int) -> None:
+    """Start the next round on this deal (the state takes the lists)."""
+    n = state.n_players
+    state.round += 1
+    state.turn = turn
+    state.hands = hands
+    state.rows = rows
+    state.ends, state.sizes, state.heads, state.by_end = rule_rows(rows)
+    state.piles = [[] for _ in range(n)]
+    state.penalties = [0] * n
+    state.revealed = []
+
+
+def deal_round(state: State, rng: random.Random) -> None:
+    """Start the next round with a fresh deal from ``rng`` (``deal``): nothing to check."""
+    _begin(state, *deal(rng, state.n_players), 0)
+
+
+def trial(rows: Sequence[Sequence[int]]) -> State:
+    """A one-seat state on a copy of ``rows``, to try placements on (``View.simulate``)."""
+    state = State(1, [0])
+    _begin(state, [[]], [list(r) for r in rows], 0)
+    return state
 
 
 def _check_cards(cards: list[int], what: str) -> None:
@@ -134,24 +288,13 @@ def start_round(
     rows: Sequence[Sequence[int]],
     *,
     position: bool = False,
-    checked: bool = False,
 ) -> None:
-    """Begin a round from an explicit deal (10 cards per hand, 4 one-card rows).
+    """Begin a round from an explicit deal (10 cards per hand, 4 one-card rows), checked.
 
     With ``position=True`` any legal position is accepted instead: rows of 1 to 5 ascending
-    cards and hands of equal size 1..10, for tests and puzzles.  ``checked=True`` skips the
-    validation, for a deal that ``deal`` has just made.
+    cards and hands of equal size 1..10, for tests and puzzles.
     """
     n = state.n_players
-    if checked:
-        state.round += 1
-        state.turn = 0
-        state.hands = [list(h) for h in hands]
-        state.rows = [list(r) for r in rows]
-        state.piles = [[] for _ in range(n)]
-        state.penalties = [0] * n
-        state.revealed = []
-        return
     if len(hands) != n:
         raise SetupError(f"{len(hands)} hands given for {n} players")
     if len(rows) != N_ROWS:
@@ -176,13 +319,10 @@ def start_round(
     everything = [c for h in new_hands for c in h] + [c for r in new_rows for c in r]
     if len(set(everything)) != len(everything):
         raise SetupError("a card appears twice in the deal")
-    state.round += 1
-    state.turn = HAND_SIZE - size
-    state.hands = new_hands
-    state.rows = new_rows
-    state.piles = [[] for _ in range(n)]
-    state.penalties = [0] * n
-    state.revealed = []
+    _begin(state, new_hands, new_rows, HAND_SIZE - size)
+
+
+# -- decisions ------------------------------------------------------------------------------
 
 
 def check_card(state: State, seat: int, card: Any) -> int:
@@ -201,113 +341,94 @@ def check_row(seat: int, row: Any) -> int:
     return row
 
 
-def target_row(rows: Sequence[Sequence[int]], card: int) -> int:
-    """The row a card goes to: the largest row end below it, or -1 if it is below every end."""
-    best = -1
-    best_end = 0
-    for i, row in enumerate(rows):
-        end = row[-1]
-        if best_end < end < card:
-            best = i
-            best_end = end
-    return best
+# -- a turn -------------------------------------------------------------------------------
 
 
-def cheapest_row(rows: Sequence[Sequence[int]]) -> int:
-    """The row with the fewest heads; ties go to fewer cards, then to the lower index."""
-    heads = HEADS
-    best = 0
-    best_key = (1 << 30, 0)
-    for i, row in enumerate(rows):
-        key = (sum(heads[c] for c in row), len(row))
-        if key < best_key:
-            best, best_key = i, key
-    return best
+def reveal(state: State, cards: Sequence[int]) -> list[int]:
+    """Reveal one card per seat: they leave the hands; returns the seats in resolution order.
 
-
-def reveal(state: State, cards: Sequence[int], *, checked: bool = False) -> list[int]:
-    """Check and reveal one card per seat: they leave the hands; returns the resolution order."""
+    A card that is not in its seat's hand raises CardNotInHandError and no hand changes.
+    """
     if state.turn >= HAND_SIZE:
         raise SetupError("no turn to play: the round is over")
     if len(cards) != state.n_players:
         raise SetupError(f"{len(cards)} cards revealed for {state.n_players} players")
     hands = state.hands
-    if not checked:
-        for seat, card in enumerate(cards):
-            check_card(state, seat, card)
     for seat, card in enumerate(cards):
-        hands[seat].remove(card)
+        # Taking the card out of the hand is the membership check (a bool is not a card).
+        if type(card) is int:
+            try:
+                hands[seat].remove(card)
+                continue
+            except ValueError:
+                pass
+        for s in range(seat):  # put back the cards taken out: the hands are as they were
+            hands[s].insert(bisect_left(hands[s], cards[s]), cards[s])
+        check_card(state, seat, card)  # raises CardNotInHandError
     state.revealed.append(list(cards))
     return sorted(range(len(cards)), key=cards.__getitem__)
 
 
 def place(state: State, seat: int, card: int, choose_row: ChooseRow) -> Take | None:
-    """Resolve one revealed card; returns the take it caused, if any."""
-    rows = state.rows
-    best = -1
-    best_end = 0
-    for i in range(N_ROWS):
-        end = rows[i][-1]
-        if best_end < end < card:
-            best = i
-            best_end = end
-    if best >= 0:
-        row = rows[best]
-        if len(row) < ROW_LIMIT:
-            row.append(card)
-            return None
-        reason = "sixth"
-    else:
-        best = check_row(seat, choose_row(seat, card))
-        reason = "lowest"
-    taken = rows[best]
-    rows[best] = [card]
-    heads = HEADS
-    state.penalties[seat] += sum(heads[c] for c in taken)
-    state.piles[seat].extend(taken)
-    return {"seat": seat, "row": best, "cards": taken, "reason": reason}
+    """Resolve one revealed card by the rule (``lay``); returns the take it caused, if any."""
+    takes = _settle(state, (seat,), {seat: card}, choose_row)
+    return takes[0] if takes else None
+
+
+def _settle(
+    state: State,
+    seats: Sequence[int],
+    cards: Sequence[int] | Mapping[int, int],
+    choose_row: ChooseRow,
+) -> list[Take]:
+    """Place the card of each of ``seats`` (in that order, ascending cards) by the rule."""
+    ends, sizes, heads = state.ends, state.sizes, state.heads
+    by_end, rows = state.by_end, state.rows
+    takes: list[Take] = []
+    for seat in seats:
+        card = cards[seat]
+        below = ends_below(ends, card)
+        if below:
+            got = lay(ends, sizes, heads, (card,))
+            row = by_end[below - 1]  # the nearest lower end's row, now ending with the card
+        else:
+            # Below every end: the player chooses, before anything changes (a bad row raises).
+            row = check_row(seat, choose_row(seat, card))
+            p = by_end.index(row)
+            got = lay(ends, sizes, heads, (card,), p)
+            del by_end[p]
+            by_end.insert(0, row)  # as ``lay`` moved it: the row now has the lowest end
+        if not got:
+            rows[row].append(card)
+            continue
+        taken = rows[row]
+        rows[row] = [card]
+        state.penalties[seat] += got
+        state.piles[seat].extend(taken)
+        takes.append(
+            {"seat": seat, "row": row, "cards": taken, "reason": "sixth" if below else "lowest"}
+        )
+    return takes
+
+
+def end_turn(state: State) -> None:
+    """Every revealed card of the turn is placed: the next turn (or the end of the round)."""
+    state.turn += 1
 
 
 def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[Take]:
     """Place the revealed cards of this turn in ascending order; ends the turn."""
-    cards = state.revealed[-1]
-    rows = state.rows
-    takes = []
-    for seat in order:
-        card = cards[seat]
-        best = -1
-        best_end = 0
-        for i, row in enumerate(rows):
-            end = row[-1]
-            if best_end < end < card:
-                best = i
-                best_end = end
-        if best >= 0:
-            row = rows[best]
-            if len(row) < ROW_LIMIT:
-                row.append(card)
-                continue
-            reason = "sixth"
-        else:
-            best = check_row(seat, choose_row(seat, card))
-            reason = "lowest"
-        taken = rows[best]
-        rows[best] = [card]
-        state.penalties[seat] += sum(map(HEADS.__getitem__, taken))
-        state.piles[seat].extend(taken)
-        takes.append({"seat": seat, "row": best, "cards": taken, "reason": reason})
-    state.turn += 1
+    takes = _settle(state, order, state.revealed[-1], choose_row)
+    end_turn(state)
     return takes
 
 
-def play_turn(
-    state: State, cards: Sequence[int], choose_row: ChooseRow, *, checked: bool = False
-) -> list[Take]:
-    """One whole turn: reveal the seats' cards, then resolve them in ascending order.
+def play_turn(state: State, cards: Sequence[int], choose_row: ChooseRow) -> list[Take]:
+    """One whole turn: reveal the seats' cards, then resolve them in ascending order."""
+    return resolve(state, reveal(state, cards), choose_row)
 
-    ``checked=True`` skips the hand check for callers that have already made it.
-    """
-    return resolve(state, reveal(state, cards, checked=checked), choose_row)
+
+# -- scoring ------------------------------------------------------------------------------
 
 
 def finish_round(state: State) -> list[int]:

@@ -1,4 +1,5 @@
-"""Typed errors: illegal decisions raised by the engine, bad logs and bad agent specs."""
+"""Typed errors: illegal decisions raised by the engine, bad logs, bad agent specs and the
+faults of bots."""
 
 from __future__ import annotations
 
@@ -39,3 +40,31 @@ class LogError(Cow006Error, ValueError):
 
 class AgentLoadError(Cow006Error):
     """An agent spec that cannot be turned into an agent (missing file, import error, ...)."""
+
+
+class BotFault(Exception):
+    """A decision that could not be had from a bot; the runner records it and falls back.
+
+    ``kind`` is one of ``cow006.faults.FaultKind`` (a string equal to it is accepted).
+    """
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        # Imported here: a bot process imports this module but never makes a BotFault (the
+        # host does), and must not pay for ``enum`` and ``re`` at start-up.
+        from .faults import FAULT_KINDS, MAX_DETAIL, FaultKind
+        from .untrusted import clean
+
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}")
+        # A detail often quotes the bot (its error reply, its start-up message): bot text is
+        # cleaned where it enters, so no NUL or lone surrogate reaches a log or a database.
+        detail = clean(detail, MAX_DETAIL)
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = FaultKind(kind)
+        self.detail = detail
+
+    @property
+    def fatal(self) -> bool:
+        from .faults import FATAL_KINDS
+
+        return self.kind in FATAL_KINDS

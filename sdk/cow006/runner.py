@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from . import engine
 from .agent import Agent, MatchInfo
 from .cards import HAND_SIZE
 from .errors import IllegalMoveError, SetupError
-from .faults import MAX_DETAIL, MAX_FAULTS, BotFault, fallback_card, fallback_row
-from .log import FORMAT
+from .faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
+from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
-from .view import Table, View
+from .view import View, table_of
 
 Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
+
+
+class MatchOptions(TypedDict, total=False):
+    """The options of a match besides its agents and seed (``play_match``, ``MatchRunner``)."""
+
+    names: Sequence[str] | None  # the players' names in the log (default: the agents' names)
+    deals: Sequence[Deal] | None  # explicit (hands, rows) deals for the first rounds, for tests
+    settings: dict[str, Any] | None  # free-form match configuration, told to the agents
+    agent_seeds: Sequence[int] | None  # the agents' own seeds, one per seat (a log's)
 
 
 # Agent seeds and match seeds are in 0 .. 2**63 - 1 (a signed BIGINT, a JSON integer).
@@ -65,42 +74,35 @@ def _name(agent: Any, seat: int) -> str:
 
 
 def play_match(
-    agents: Sequence[Agent],
-    seed: int | None = None,
-    *,
-    names: Sequence[str] | None = None,
-    deals: Sequence[Deal] | None = None,
-    settings: dict[str, Any] | None = None,
-    agent_seeds: Sequence[int] | None = None,
-) -> dict[str, Any]:
+    agents: Sequence[Agent], seed: int | None = None, **options: Unpack[MatchOptions]
+) -> MatchLog:
     """Play one match between ``agents`` (seat order) and return its cow006-match-1 log.
 
     ``seed`` fixes the deals only (a random one is drawn and recorded if None).  Each agent's
     own seed (``MatchInfo.seed``) is drawn independently, or taken from ``agent_seeds`` (one
     per seat): the log records them as ``agent_seeds``, so passing ``seed=log["seed"],
     agent_seeds=log["agent_seeds"]`` plays the same match again with reproducible agents.
-    ``deals`` gives explicit (hands, rows) deals for the first rounds, for tests.
-    The match always completes: a seat whose agent misbehaves gets fallbacks.
+    ``names`` are the players' names in the log, ``settings`` free-form configuration told to
+    the agents (``MatchInfo.settings``), and ``deals`` explicit (hands, rows) deals for the
+    first rounds, for tests.  The match always completes: a seat whose agent misbehaves gets
+    fallbacks.
     """
-    return Match(
-        agents, seed, names=names, deals=deals, settings=settings, agent_seeds=agent_seeds
-    ).run()
+    return MatchRunner(agents, seed, **options).run()
 
 
-class Match:
-    """One match in progress; ``run()`` plays it to the end."""
+class MatchRunner:
+    """One match in progress; ``run()`` plays it to the end and returns its log."""
 
     def __init__(
-        self,
-        agents: Sequence[Agent],
-        seed: int | None = None,
-        *,
-        names: Sequence[str] | None = None,
-        deals: Sequence[Deal] | None = None,
-        settings: dict[str, Any] | None = None,
-        agent_seeds: Sequence[int] | None = None,
+        self, agents: Sequence[Agent], seed: int | None = None, **options: Unpack[MatchOptions]
     ) -> None:
+        """See ``play_match`` for the arguments."""
+        unknown = options.keys() - MatchOptions.__annotations__.keys()
+        if unknown:  # a misspelt option must not be ignored
+            raise TypeError(f"unexpected keyword argument {', '.join(sorted(unknown))}")
         n = len(agents)
+        names = options.get("names")
+        agent_seeds = options.get("agent_seeds")
         engine.check_players(n)
         if seed is None:
             seed = random.SystemRandom().getrandbits(63)
@@ -118,14 +120,14 @@ class Match:
         )
         if len(self.names) != n:
             raise SetupError(f"{len(self.names)} names given for {n} agents")
-        self.deals = list(deals or ())
-        self.settings = dict(settings or {})
+        self.deals = list(options.get("deals") or ())
+        self.settings = dict(options.get("settings") or {})
         self.rng = random.Random(seed)
         self.state = engine.new_match(n)
-        self.faults: list[dict[str, Any]] = []
+        self.faults: list[Fault] = []
         self.fault_count = [0] * n
         self.forfeited = [False] * n
-        self.log: dict[str, Any] = {
+        self.log: MatchLog = {
             "format": FORMAT,
             "seed": seed,
             "players": [{"seat": i, "agent": self.names[i]} for i in range(n)],
@@ -146,6 +148,7 @@ class Match:
 
     # -- faults ----------------------------------------------------------------------------
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
+        """Record a fault of ``seat`` (``kind``: a FaultKind); forfeit it if it must go."""
         st = self.state
         self.faults.append(
             {
@@ -153,7 +156,7 @@ class Match:
                 # a fault before the first deal (at start-up) is filed under round 0, turn 0
                 "round": max(st.round, 0),
                 "turn": st.turn if st.round >= 0 else 0,
-                "kind": kind,
+                "kind": str(kind),  # the log holds plain JSON strings
                 # In-process agents' exceptions are text from bot code too: cleaned here.
                 "detail": clean(detail, MAX_DETAIL),
             }
@@ -179,7 +182,7 @@ class Match:
         elif isinstance(exc, IllegalMoveError):
             self._fault(seat, exc.kind, str(exc))
         else:
-            self._fault(seat, "exception", f"{type(exc).__name__}: {exc}")
+            self._fault(seat, FaultKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
 
     def _notify(self, seat: int, hook: str, arg: Any) -> None:
         if self.forfeited[seat]:
@@ -190,53 +193,37 @@ class Match:
             self._guard(seat, exc)
 
     # -- decisions -------------------------------------------------------------------------
+    # Each decision is checked here, where it comes in: a bad one is a fault and is replaced
+    # by its fallback, so the engine is only ever handed legal cards and rows.
     def _choose_row(self, seat: int, card: int) -> int:
         st = self.state
         if self._default_take_row[seat]:
-            # Agent.take_row takes the cheapest row, exactly the fallback: skip the view.
-            return fallback_row(st.rows)
+            # Agent.take_row takes the cheapest row, exactly the fallback (``fallback_row``):
+            # skip the view.
+            return st.cheapest_row()
         if not self.forfeited[seat]:
-            table = Table(
-                tuple(map(tuple, st.rows)),
-                tuple(st.scores),
-                tuple(st.penalties),
-                self._revealed,
-                self._starters,
-                st.round,
-                st.turn,
-                st.n_players,
-            )
+            table = table_of(st, self._starters, self._revealed)
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
                 if type(row) is not int:
                     raise BotFault(
-                        "bad_type", f"seat {seat} chose row {row!r}, which is not an integer"
+                        FaultKind.BAD_TYPE,
+                        f"seat {seat} chose row {row!r}, which is not an integer",
                     )
                 return engine.check_row(seat, row)
             except (Exception, SystemExit) as exc:
                 self._guard(seat, exc)
-        return fallback_row(st.rows)
+        return st.cheapest_row()  # fallback_row(st.rows), from the rule's columns
 
-    def _play_turn(self) -> dict[str, Any]:
+    def _play_turn(self) -> Turn:
         st = self.state
-        n = st.n_players
-        revealed = self._revealed
-        table = Table(
-            tuple(map(tuple, st.rows)),
-            tuple(st.scores),
-            tuple(st.penalties),
-            revealed,
-            self._starters,
-            st.round,
-            st.turn,
-            n,
-        )
+        table = table_of(st, self._starters, self._revealed)
         hands = st.hands
         plays = self._plays
         forfeited = self.forfeited
         cards: list[int] = []
-        for seat in range(n):
+        for seat in range(st.n_players):
             hand = hands[seat]
             if not forfeited[seat]:
                 try:
@@ -246,51 +233,41 @@ class Match:
                         continue
                     if type(card) is not int:
                         raise BotFault(
-                            "bad_type", f"seat {seat} played {card!r}, which is not an integer"
+                            FaultKind.BAD_TYPE,
+                            f"seat {seat} played {card!r}, which is not an integer",
                         )
                     engine.check_card(st, seat, card)
                 except (Exception, SystemExit) as exc:
                     self._guard(seat, exc)
             cards.append(fallback_card(hand))
-        takes = engine.play_turn(st, cards, self._choose_row, checked=True)
-        self._revealed = (*revealed, tuple(cards))
+        takes = engine.play_turn(st, cards, self._choose_row)
+        self._revealed = (*self._revealed, tuple(cards))
         return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
 
     # -- the match -------------------------------------------------------------------------
-    def play_round(self) -> dict[str, Any]:
+    def play_round(self) -> Round:
         st = self.state
         r = st.round + 1
         if r < len(self.deals):
-            hands, rows = self.deals[r]
-            engine.start_round(st, hands, rows)
+            engine.start_round(st, *self.deals[r])
         else:
-            hands, rows = engine.deal(self.rng, st.n_players)
-            engine.start_round(st, hands, rows, checked=True)
+            engine.deal_round(st, self.rng)
         self._starters = tuple(r[0] for r in st.rows)
         self._revealed = ()
-        entry: dict[str, Any] = {
-            "rows": [r[:] for r in st.rows],
-            "hands": [h[:] for h in st.hands],
-            "turns": [],
-        }
+        rows = [r[:] for r in st.rows]
+        hands = [h[:] for h in st.hands]
         n = st.n_players
         if self._wants("on_round_start"):
-            table = Table(
-                tuple(map(tuple, st.rows)),
-                tuple(st.scores),
-                tuple(st.penalties),
-                (),
-                self._starters,
-                st.round,
-                st.turn,
-                n,
-            )
+            table = table_of(st, self._starters, ())
             for seat in range(n):
                 self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
-        turns = entry["turns"]
-        for _ in range(HAND_SIZE):
-            turns.append(self._play_turn())
-        entry["penalties"] = engine.finish_round(st)
+        turns = [self._play_turn() for _ in range(HAND_SIZE)]
+        entry: Round = {
+            "rows": rows,
+            "hands": hands,
+            "turns": turns,
+            "penalties": engine.finish_round(st),
+        }
         if self._wants("on_round_end"):
             for seat in range(n):
                 self._notify(seat, "on_round_end", entry)
@@ -301,7 +278,7 @@ class Match:
         base = getattr(Agent, hook)
         return any(getattr(type(a), hook, base) is not base for a in self.agents)
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> MatchLog:
         st = self.state
         n = st.n_players
         seeds = self.agent_seeds
@@ -331,3 +308,7 @@ class Match:
         for seat in range(n):
             self._notify(seat, "on_match_end", result)
         return self.log
+
+
+# The runner's former name (the platform and cow006.spec import it so): removed after this wave.
+Match = MatchRunner

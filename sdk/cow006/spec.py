@@ -15,13 +15,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from . import bots, host, launch
 from . import sandbox as sandbox_mod
 from .agent import Agent
 from .errors import AgentLoadError
 from .host import Limits, RemoteAgent
+from .log import MatchLog
 from .runner import Match
 from .sandbox import Sandbox
 
@@ -145,7 +145,7 @@ def play(
     names: Sequence[str] | None = None,
     sandbox: Sandbox | None = None,
     agent_seeds: Sequence[int] | None = None,
-) -> dict[str, Any]:
+) -> MatchLog:
     """Play one match between the agents of ``specs`` and return its log.
 
     The log's ``sandbox`` field says what isolated the bot processes (false: nothing).

@@ -20,11 +20,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .cards import MAX_PLAYERS, MIN_PLAYERS
 from .errors import SetupError
 from .host import Limits
+from .log import MatchLog
 from .runner import new_agent_seeds
 from .sandbox import Sandbox
 from .spec import play
@@ -133,7 +133,7 @@ def plan(
     ]
 
 
-def run_job(job: Job) -> dict[str, Any]:
+def run_job(job: Job) -> MatchLog:
     """Play one scheduled match (in whatever process runs this) and return its log."""
     return play(
         job.specs,
@@ -155,7 +155,7 @@ class Result:
     faults: tuple[int, ...]  # faults per seat
 
 
-def result_of(job: Job, log: dict[str, Any]) -> Result:
+def result_of(job: Job, log: MatchLog) -> Result:
     """The leaderboard's summary of a match log played for ``job``."""
     n = len(job.entrants)
     faults = [0] * n

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .cards import DECK_SIZE, HEADS, ROW_LIMIT
-from .engine import State, cheapest_row
+from . import engine
+from .cards import DECK_SIZE, HEADS
+from .engine import State
 
 Rows = tuple[tuple[int, ...], ...]
 
@@ -128,12 +129,7 @@ class View:
 
     def target_row(self, card: int) -> int:
         """The row ``card`` would go to on the current rows, or -1 if below every end."""
-        best, best_end = -1, 0
-        for i, r in enumerate(self.rows):
-            end = r[-1]
-            if best_end < end < card:
-                best, best_end = i, end
-        return best
+        return engine.target_row(self.rows, card)
 
     def simulate(self, card: int, row_choice: int | None = None) -> tuple[int, int, Rows]:
         """Place ``card`` alone on the current rows: (row, heads taken, rows after).
@@ -142,21 +138,15 @@ class View:
         Other cards revealed in the same turn are not known in advance, so this is the
         outcome if every other card of the turn goes elsewhere or later.
         """
-        rows = [list(r) for r in self.rows]
-        row = self.target_row(card)
-        taken: list[int] = []
-        if row < 0:
-            row = row_choice if row_choice is not None else self.cheapest_row()
-            taken, rows[row] = rows[row], [card]
-        elif len(rows[row]) >= ROW_LIMIT:
-            taken, rows[row] = rows[row], [card]
-        else:
-            rows[row].append(card)
-        return row, sum(HEADS[c] for c in taken), tuple(tuple(r) for r in rows)
+        trial = engine.trial(self.rows)
+        chosen = row_choice if row_choice is not None else self.cheapest_row()
+        take = engine.place(trial, 0, card, lambda seat, card: chosen)
+        row = take["row"] if take is not None else trial.by_end[trial.ends.index(card)]
+        return row, trial.penalties[0], tuple(map(tuple, trial.rows))
 
     def cheapest_row(self) -> int:
         """The row with the fewest heads (ties: fewer cards, then the lower index)."""
-        return cheapest_row(self.table.rows)
+        return engine.cheapest_row(self.table.rows)
 
     # -- what is known about the cards -----------------------------------------------------
     def seen(self) -> set[int]:
@@ -219,13 +209,29 @@ class View:
         )
 
 
+def table_of(
+    state: State, starters: tuple[int, ...], revealed: tuple[tuple[int, ...], ...]
+) -> Table:
+    """The public table of ``state`` at this moment: what every seat's view shares."""
+    return Table(
+        tuple(map(tuple, state.rows)),
+        tuple(state.scores),
+        tuple(state.penalties),
+        revealed,
+        starters,
+        state.round,
+        state.turn,
+        state.n_players,
+    )
+
+
 def observe(
     state: State,
     seat: int,
     starters: Sequence[int],
     *,
-    time_left: float | None = None,
-    card: int | None = None,
+    time_left: float | None = None,  # the seconds this seat may still spend (None: no limit)
+    card: int | None = None,  # the card being placed, for a take-row decision
 ) -> View:
     """The view of ``seat``; with ``card`` set, the view for a take-row decision mid-turn.
 
@@ -237,21 +243,5 @@ def observe(
     if card is not None:
         current = tuple(revealed[-1])
         revealed = revealed[:-1]
-    table = Table(
-        rows=tuple(tuple(r) for r in state.rows),
-        scores=tuple(state.scores),
-        penalties=tuple(state.penalties),
-        revealed=tuple(tuple(t) for t in revealed),
-        starters=tuple(starters),
-        round=state.round,
-        turn=state.turn,
-        n_players=state.n_players,
-    )
-    return View(
-        seat=seat,
-        hand=tuple(state.hands[seat]),
-        table=table,
-        time_left=time_left,
-        card=card,
-        current=current,
-    )
+    table = table_of(state, tuple(starters), tuple(map(tuple, revealed)))
+    return View(seat, tuple(state.hands[seat]), table, time_left, card, current)

@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -69,26 +71,30 @@ def assert_one_error_line(proc: subprocess.CompletedProcess[str], *needles: str)
     return lines[0]
 
 
+def assert_always_played(log: dict[str, Any], seat: int, pick: Callable[[list[int]], int]) -> None:
+    """Every turn of the log, ``seat`` played ``pick`` of its hand (``max``, ``min``)."""
+    for rnd in log["rounds"]:
+        hand = list(rnd["hands"][seat])
+        for turn in rnd["turns"]:
+            assert turn["cards"][seat] == pick(hand)
+            hand.remove(turn["cards"][seat])
+
+
 # -- match -------------------------------------------------------------------------------------
+def match_log(tmp_path: Path, name: str, seed: int, *extra: str) -> Path:
+    """``cow006 match builtin:random builtin:greedy --seed SEED --log NAME EXTRA...``."""
+    path = tmp_path / name
+    argv = ["match", "builtin:random", "builtin:greedy", "--seed", str(seed), "--log", str(path)]
+    result = runner.invoke(app, [*argv, *extra])
+    assert result.exit_code == 0, result.output
+    return path
+
+
 def test_match_with_seed_is_reproducible_and_verifies(tmp_path: Path) -> None:
     logs = []
     extra: list[str] = []
     for name in ("a.json", "b.json"):
-        path = tmp_path / name
-        result = runner.invoke(
-            app,
-            [
-                "match",
-                "builtin:random",
-                "builtin:greedy",
-                "--seed",
-                "42",
-                "--log",
-                str(path),
-                *extra,
-            ],
-        )
-        assert result.exit_code == 0, result.output
+        path = match_log(tmp_path, name, 42, *extra)
         logs.append(path.read_bytes())
         # --seed fixes the deal; the recorded agent seeds make the replay exact
         extra = ["--agent-seeds", ",".join(map(str, json.loads(logs[0])["agent_seeds"]))]
@@ -200,11 +206,7 @@ def test_match_with_a_python_bot_file(tmp_path: Path) -> None:
     assert [p["agent"] for p in log["players"]] == [str(bot), "builtin:random", str(folder)]
     assert log["faults"] == []
     # the bot file's choices are in the log: it always played its highest card
-    for rnd in log["rounds"]:
-        hand = list(rnd["hands"][0])
-        for turn in rnd["turns"]:
-            assert turn["cards"][0] == max(hand)
-            hand.remove(turn["cards"][0])
+    assert_always_played(log, 0, max)
     assert "tiny" in proc.stdout and "Result (seed 5)" in proc.stdout
     assert cow006("verify", str(path)).stdout == "ok 1 logs\n"
 
@@ -236,22 +238,7 @@ def test_python_dash_m_runs_the_cli(tmp_path: Path) -> None:
 
 # -- verify ------------------------------------------------------------------------------------
 def _log(tmp_path: Path, name: str, seed: int) -> Path:
-    path = tmp_path / name
-    result = runner.invoke(
-        app,
-        [
-            "match",
-            "builtin:random",
-            "builtin:greedy",
-            "--seed",
-            str(seed),
-            "-q",
-            "--log",
-            str(path),
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    return path
+    return match_log(tmp_path, name, seed, "-q")
 
 
 def test_verify_counts_logs(tmp_path: Path) -> None:
@@ -356,11 +343,7 @@ def test_match_with_a_js_bot_file(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     log = json.loads(path.read_text())
     assert log["faults"] == []
-    for rnd in log["rounds"]:
-        hand = list(rnd["hands"][1])
-        for turn in rnd["turns"]:
-            assert turn["cards"][1] == min(hand)
-            hand.remove(turn["cards"][1])
+    assert_always_played(log, 1, min)
 
 
 @pytest.mark.parametrize(

@@ -191,6 +191,66 @@ def test_target_row_is_the_largest_end_below_the_card() -> None:
     assert engine.target_row([[1, 90], [2], [3], [4]], 50) == 3  # only the ends count
 
 
+def test_ends_below_counts_the_ends_below_a_card() -> None:
+    ends = [14, 36, 59, 87]
+    assert [engine.ends_below(ends, c) for c in (8, 15, 37, 86, 88, 104)] == [0, 1, 2, 3, 4, 4]
+
+
+def test_lay_joins_the_nearest_lower_end_and_keeps_the_ends_in_order() -> None:
+    ends, sizes, heads, by_end = engine.rule_rows([[30], [10, 20], [40], [5]])
+    assert (ends, sizes, heads, by_end) == (
+        [5, 20, 30, 40],
+        [1, 2, 1, 1],
+        [2, 6, 3, 3],
+        [3, 1, 0, 2],
+    )
+    assert engine.lay(ends, sizes, heads, [21, 35, 50]) == 0
+    assert (ends, sizes, heads) == ([5, 21, 35, 50], [1, 3, 2, 2], [2, 7, 5, 6])
+
+
+def test_lay_the_sixth_card_takes_the_five() -> None:
+    ends, sizes, heads = [10, 20, 30, 40], [1, 5, 1, 1], [3, 9, 3, 3]
+    assert engine.lay(ends, sizes, heads, [22]) == 9
+    assert (ends, sizes, heads) == ([10, 22, 30, 40], [1, 1, 1, 1], [3, 5, 3, 3])
+
+
+def test_lay_a_card_below_every_end_takes_the_chosen_row() -> None:
+    ends, sizes, heads = [10, 20, 30, 40], [2, 1, 3, 1], [4, 3, 6, 3]
+    assert engine.cheapest(heads, sizes) == 1  # 3 heads and 1 card, the first such
+    assert engine.lay(ends, sizes, heads, [2], 2) == 6  # chose position 2: its 6 heads
+    assert (ends, sizes, heads) == ([2, 10, 20, 40], [1, 2, 1, 1], [1, 4, 3, 3])
+    with pytest.raises(ValueError, match="below every row end"):
+        engine.lay(ends, sizes, heads, [1])  # no row chosen
+
+
+def test_lay_adds_each_card_s_heads_to_its_owner() -> None:
+    ends, sizes, heads = [10, 20, 30, 40], [5, 1, 1, 5], [7, 1, 1, 9]
+    owners = [0] * 105
+    owners[45] = 1
+    totals = [0, 0]
+    assert engine.lay(ends, sizes, heads, [2, 45], 1, owners, totals) == 1 + 9
+    assert totals == [1, 9]
+
+
+def test_the_state_keeps_the_rule_s_columns_in_step_with_its_rows() -> None:
+    rng = random.Random(4)
+    for _ in range(20):
+        state = engine.new_match(5)
+        engine.deal_round(state, rng)
+        while not state.round_over:
+            engine.play_turn(
+                state, [rng.choice(h) for h in state.hands], lambda s, c: rng.randrange(4)
+            )
+            ends, sizes, heads, by_end = engine.rule_rows(state.rows)
+            assert (state.ends, state.sizes, state.heads, state.by_end) == (
+                ends,
+                sizes,
+                heads,
+                by_end,
+            )
+            assert state.cheapest_row() == engine.cheapest_row(state.rows)
+
+
 def test_cheapest_row_breaks_ties_by_fewer_cards_then_lower_index() -> None:
     assert engine.cheapest_row([[55], [1, 2, 3], [10], [4, 6, 7]]) == 2  # 7, 3, 3, 3 heads
     assert engine.cheapest_row([[1, 2], [3, 4], [5], [6, 7]]) == 2  # 2 heads each
@@ -234,10 +294,19 @@ def test_play_turn_resolves_every_card_and_advances_the_turn() -> None:
         engine.play_turn(state, [1, 2, 4], never)
 
 
-def test_play_turn_checked_skips_only_the_hand_check() -> None:
+def test_play_turn_takes_legal_cards_without_a_flag() -> None:
     state = started([[3], [45]], [[10], [20], [30], [40]])
-    engine.play_turn(state, [3, 45], lambda seat, card: 0, checked=True)
+    engine.play_turn(state, [3, 45], lambda seat, card: 0)
     assert state.rows == [[3], [20], [30], [40, 45]]
+
+
+def test_deal_round_starts_the_round_the_rng_deals() -> None:
+    state = engine.new_match(3)
+    engine.deal_round(state, random.Random(5))
+    hands, rows = engine.deal(random.Random(5), 3)
+    assert (state.hands, state.rows, state.round, state.turn) == (hands, rows, 0, 0)
+    assert state.ends == sorted(r[0] for r in rows) and state.sizes == [1, 1, 1, 1]
+    assert [rows[i][0] for i in state.by_end] == state.ends
 
 
 # -- scoring ------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import pytest
 
 from cow006 import engine
 from cow006.cards import HEADS, TOTAL_HEADS, heads, heads_of
-from cow006.engine import State, Take
+from cow006.engine import State
+from cow006.log import Take
 
 Rows = list[list[int]]
 

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from cow006 import engine, play_match, verify
 from cow006.cards import END_SCORE, HAND_SIZE, HEADS, heads_of
-from cow006.engine import State, Take
+from cow006.engine import State
+from cow006.log import Take
 
 DECK = list(range(1, 105))
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

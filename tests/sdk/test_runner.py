@@ -168,6 +168,11 @@ def test_names_and_settings_are_recorded() -> None:
         play_match([Max(), Min()], seed=1, names=["alice"])
 
 
+def test_an_unknown_option_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="nmes"):
+        play_match([Min(), Max()], seed=1, nmes=["a", "b"])  # type: ignore[call-arg]
+
+
 @pytest.mark.parametrize("seed", [-1, 1.5, "7", True])
 def test_a_bad_seed_is_a_setup_error(seed: Any) -> None:
     with pytest.raises(SetupError, match="seed"):

@@ -39,6 +39,7 @@ from ..results import read_log
 from ..routers.common import ApiRoute
 from ..schemas import MAX_ID, MatchOut, Page
 from . import plots
+from .replay import replay_of
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -50,7 +51,7 @@ MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
 REFRESH_SECONDS = 5  # how often live pages poll (``?refresh=N`` overrides it, 1..60)
 
-# Scripts and styles come from /static only; the match log is embedded as a JSON data block
+# Scripts and styles come from /static only; a replay's steps are embedded as a JSON data block
 # (not executed).  Inline SVG uses presentation attributes, so no inline styles are needed.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -288,46 +289,13 @@ def league_page(request: Request, league_id: str, session: SessionDep, refresh: 
     )
 
 
-def describe_turns(log: dict[str, Any]) -> list[dict[str, Any]]:
-    """The match turn by turn as plain data, for the page's text view (no JavaScript)."""
-    names = [p["agent"] for p in log["players"]]
-    totals = [0] * len(names)
-    rounds = []
-    for r, rnd in enumerate(log["rounds"]):
-        turns = []
-        for t, turn in enumerate(rnd["turns"]):
-            takes = [
-                {
-                    "player": names[take["seat"]],
-                    "row": take["row"] + 1,
-                    "cards": take["cards"],
-                    "heads": sum(HEADS[c] for c in take["cards"]),
-                    "reason": take["reason"],
-                }
-                for take in turn["takes"]
-            ]
-            turns.append({**turn, "number": t + 1, "takes": takes})
-        totals = [a + b for a, b in zip(totals, rnd["penalties"], strict=True)]
-        rounds.append(
-            {
-                "number": r + 1,
-                "rows": rnd["rows"],
-                "turns": turns,
-                "penalties": rnd["penalties"],
-                "totals": totals,
-            }
-        )
-    return rounds
-
-
 @router.get("/matches/{match_id}", response_class=HTMLResponse)
-def match_page(
-    request: Request, match_id: str, session: SessionDep, refresh: int = REFRESH_SECONDS
-) -> Response:
-    """The replay viewer (replay.js) over the log embedded in the page, with a text view."""
+def match_page(request: Request, match_id: str, session: SessionDep, refresh: Poll) -> Response:
+    """The replay viewer (replay.js) over the steps the server replayed, with a text view."""
     mid = ident(match_id, "match")
     match = crud.matches.get_match(session, mid)
     log = read_log(session, mid) if match.status == MatchStatus.finished else None
+    viewer, rounds, broken = replay_of(log)
     seats = [
         p.model_dump(include={"seat", "label", "agent_id", "owner_id", "owner"})
         for p in match.participants
@@ -340,8 +308,10 @@ def match_page(
             "match": match,
             "log": log,
             "seats": seats,
-            "rounds": describe_turns(log) if log else [],
-            "refresh": refresh_period(refresh),
+            "replay": viewer,
+            "rounds": rounds,
+            "replay_error": broken,
+            "refresh": refresh,
         },
     )
 

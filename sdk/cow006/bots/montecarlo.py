@@ -19,74 +19,18 @@ from __future__ import annotations
 
 import math
 import time
-from bisect import bisect_left
 
-from ..cards import DECK_SIZE, END_SCORE, HEADS, ROW_LIMIT
+from ..cards import DECK_SIZE, END_SCORE, N_ROWS, ROW_LIMIT
+from ..engine import cheapest, ends_below, lay, rule_rows
 from ..view import View
 from .simple import SeededAgent
 
-_H = HEADS
-_FULL = ROW_LIMIT
-
-# The simulation keeps the rows sorted by their last card: a card always lands on the row
+# The simulation keeps the rows as the placement rule reads them (``cow006.engine``): their
+# ends ascending, with the lengths and heads of those rows.  A card always lands on the row
 # whose end is the largest below it and replaces that end, so the order is kept, and the row
-# a card goes to is one ``bisect`` away.  Only a take of a row by a card below every end
-# changes the order: that row becomes the first.  The real row indices are only needed in
-# ``take_row``, which maps them back.
+# a card goes to is one ``bisect`` away (``engine.ends_below``).  The real row indices are
+# only needed in ``take_row``, which maps them back.
 Rows = tuple[list[int], list[int], list[int]]  # (ends ascending, lengths, heads)
-
-
-def _sorted_rows(triples: list[tuple[int, int, int]]) -> Rows:
-    """(end, length, heads) per row -> the simulation's sorted column lists."""
-    triples = sorted(triples)
-    return [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples]
-
-
-def _cheapest(hs: list[int], lens: list[int]) -> int:
-    """The row a seat takes when its card is below every end: fewest heads, then fewest cards."""
-    best = 0
-    bk = hs[0] * 8 + lens[0]
-    for i in (1, 2, 3):
-        v = hs[i] * 8 + lens[i]
-        if v < bk:
-            best = i
-            bk = v
-    return best
-
-
-def _place_all(
-    ends: list[int],
-    lens: list[int],
-    hs: list[int],
-    cards: list[int],
-    owner: list[int] | None = None,
-    pens: list[int] | None = None,
-) -> None:
-    """Place ``cards`` (ascending) by the rules, every seat taking the cheapest row if it must.
-
-    With ``owner`` (card -> seat slot) and ``pens``, the heads taken are added to ``pens``.
-    """
-    H = _H
-    for c in cards:
-        i = bisect_left(ends, c) - 1
-        if i < 0:
-            i = _cheapest(hs, lens)
-            if pens is not None and owner is not None:
-                pens[owner[c]] += hs[i]
-            del ends[i], lens[i], hs[i]
-            ends.insert(0, c)
-            lens.insert(0, 1)
-            hs.insert(0, H[c])
-        elif lens[i] == _FULL:
-            if pens is not None and owner is not None:
-                pens[owner[c]] += hs[i]
-            ends[i] = c
-            lens[i] = 1
-            hs[i] = H[c]
-        else:
-            ends[i] = c
-            lens[i] += 1
-            hs[i] += H[c]
 
 
 def _rollout(
@@ -97,134 +41,61 @@ def _rollout(
     rest: list[int],
     opp: list[int],
     nopp: int,
-) -> int:
-    """Play ``mine`` now (0: let the policy choose) and ``rest`` later; this seat's penalty.
-
-    ``ends``/``lens``/``hs`` (sorted rows) and ``rest`` are consumed.  ``opp`` holds the other
-    seats' cards, ``nopp`` per turn, in play order.  This seat's later cards follow a greedy
-    rule: the least immediate cost if the card were alone, then the snuggest fit.  (Smarter
-    rollout policies, even one that sees the sampled cards of the turn, measured no better:
-    the sample count matters far more.)  A card below every end takes the cheapest row.
-    """
-    H = _H
-    full = _FULL
-    bl = bisect_left
-    pen = 0
-    k = 0
-    while True:
-        if not mine:
-            # The rollout policy: cost * 128 + gap; a card below every end costs the
-            # cheapest row plus half a head, so a free fit is preferred to a 0-head take.
-            bk = 1 << 30
-            for c in rest:
-                i = bl(ends, c) - 1
-                if i < 0:
-                    v = min(hs) * 128 + 64
-                elif lens[i] == full:
-                    v = hs[i] * 128 + c - ends[i]
-                else:
-                    v = c - ends[i]
-                if v < bk:
-                    bk = v
-                    mine = c
-            rest.remove(mine)
-        cards = opp[k : k + nopp]
-        cards.append(mine)
-        cards.sort()
-        for c in cards:
-            i = bl(ends, c) - 1
-            if i < 0:
-                i = 0
-                bk = hs[0] * 8 + lens[0]
-                for j in (1, 2, 3):
-                    v = hs[j] * 8 + lens[j]
-                    if v < bk:
-                        i = j
-                        bk = v
-                if c == mine:
-                    pen += hs[i]
-                del ends[i], lens[i], hs[i]
-                ends.insert(0, c)
-                lens.insert(0, 1)
-                hs.insert(0, H[c])
-            elif lens[i] == full:
-                if c == mine:
-                    pen += hs[i]
-                ends[i] = c
-                lens[i] = 1
-                hs[i] = H[c]
-            else:
-                ends[i] = c
-                lens[i] += 1
-                hs[i] += H[c]
-        if not rest:
-            return pen
-        k += nopp
-        mine = 0
-
-
-def _rollout_pens(
-    ends: list[int],
-    lens: list[int],
-    hs: list[int],
-    mine: int,
-    rest: list[int],
-    opp: list[int],
-    nopp: int,
     owner: list[int],
     pens: list[int],
+    every: bool,
 ) -> None:
-    """``_rollout`` that adds every seat's heads to ``pens`` (slot ``owner[card]``).
+    """Play ``mine`` now (0: let the policy choose) and ``rest`` later, to the round's end.
 
-    Slots ``0..nopp-1`` are the other seats, slot ``nopp`` this seat.  Slower than
-    ``_rollout``, so it is only used when the match may end this round.
+    ``ends``/``lens``/``hs`` (sorted rows) and ``rest`` are consumed.  ``opp`` holds the other
+    seats' cards, ``nopp`` per turn, in play order; each turn is placed by the rule
+    (``engine.lay``), and a card below every end takes the cheapest row.  The heads each card
+    takes are added to ``pens[owner[card]]``.  ``every``: every seat's heads count (the end
+    of the match), not only this seat's.  This seat's later cards follow a greedy rule: the
+    least immediate cost if the card were alone, then the snuggest fit.  (Smarter rollout
+    policies, even one that sees the sampled cards of the turn, measured no better: the
+    sample count matters far more.)
     """
-    H = _H
-    full = _FULL
-    bl = bisect_left
     k = 0
+    below = ends_below
+    full = ROW_LIMIT
+    last = N_ROWS - 1
     while True:
         if not mine:
-            bk = 1 << 30
-            for c in rest:
-                i = bl(ends, c) - 1
-                if i < 0:
-                    v = min(hs) * 128 + 64
-                elif lens[i] == full:
-                    v = hs[i] * 128 + c - ends[i]
-                else:
-                    v = c - ends[i]
-                if v < bk:
-                    bk = v
-                    mine = c
-            rest.remove(mine)
+            if len(rest) == 1:
+                mine = rest.pop()
+            else:
+                # The rollout policy: cost * 128 + gap; a card below every end costs the
+                # cheapest row plus half a head, so a free fit is preferred to a 0-head take.
+                bk = 1 << 30
+                after = 0
+                for c in rest:
+                    if c < after:
+                        # Up to the next end, the cards go where the card before went, with
+                        # larger gaps: none of them can be better (a tie keeps the lower).
+                        continue
+                    i = below(ends, c) - 1
+                    after = ends[i + 1] if i < last else DECK_SIZE + 1
+                    if i < 0:
+                        v = min(hs) * 128 + 64
+                    elif lens[i] == full:
+                        v = hs[i] * 128 + c - ends[i]
+                    else:
+                        v = c - ends[i]
+                    if v < bk:
+                        bk = v
+                        mine = c
+                rest.remove(mine)
         cards = opp[k : k + nopp]
         cards.append(mine)
         cards.sort()
-        for c in cards:
-            i = bl(ends, c) - 1
-            if i < 0:
-                i = 0
-                bk = hs[0] * 8 + lens[0]
-                for j in (1, 2, 3):
-                    v = hs[j] * 8 + lens[j]
-                    if v < bk:
-                        i = j
-                        bk = v
-                pens[owner[c]] += hs[i]
-                del ends[i], lens[i], hs[i]
-                ends.insert(0, c)
-                lens.insert(0, 1)
-                hs.insert(0, H[c])
-            elif lens[i] == full:
-                pens[owner[c]] += hs[i]
-                ends[i] = c
-                lens[i] = 1
-                hs[i] = H[c]
-            else:
-                ends[i] = c
-                lens[i] += 1
-                hs[i] += H[c]
+        if not rest and not every:
+            # This seat's last card: the higher cards after it change nothing it takes.
+            del cards[cards.index(mine) + 1 :]
+        # A card below every end (only the turn's lowest can be): its player takes the
+        # cheapest row (fewest heads, then fewest cards, then the lowest end).
+        lowest = -1 if below(ends, cards[0]) else cheapest(hs, lens)
+        lay(ends, lens, hs, cards, lowest, owner, pens)
         if not rest:
             return
         k += nopp
@@ -247,7 +118,7 @@ def _p_win_later(lead: float, top: float) -> float:
 
 # A candidate decision: the sorted rows it starts from, this seat's card now (0: the policy
 # chooses), the cards it keeps, and the heads every seat slot has taken by the decision itself
-# (slots as in ``_rollout_pens``: the other seats, then this seat last).
+# (slots: the other seats in seat order, then this seat last).
 Candidate = tuple[Rows, int, list[int], list[int]]
 
 
@@ -279,19 +150,16 @@ class MonteCarloBot(SeededAgent):
         win_weight: float = 40.0,
     ) -> None:
         super().__init__()
-        self.samples = samples
-        self.batch = batch
-        self.z = z
-        self.max_factor = max_factor
-        self.endgame = endgame
-        self.win_weight = win_weight
+        self.samples, self.batch, self.z = samples, batch, z
+        self.max_factor, self.endgame, self.win_weight = max_factor, endgame, win_weight
 
     def play(self, view: View) -> int:
         hand = view.hand
         h = len(hand)
         if h == 1:
             return hand[0]
-        rows = _sorted_rows([(r[-1], len(r), sum(_H[c] for c in r)) for r in view.rows])
+        ends, lens, hs, _ = rule_rows(view.rows)
+        rows = (ends, lens, hs)
         zero = [0] * view.n_players
         cands: list[Candidate] = [(rows, c, [x for x in hand if x != c], zero) for c in hand]
         return hand[self._choose(view, cands, h)]
@@ -316,16 +184,13 @@ class MonteCarloBot(SeededAgent):
             if seat != me:
                 owner[c] = seat if seat < me else seat - 1
         later = sorted(c for c in current if c > card)
-        taken = [sum(_H[c] for c in r) for r in rows]
         cands: list[Candidate] = []
         for r in range(len(rows)):
-            triples = [(x[-1], len(x), taken[i]) for i, x in enumerate(rows)]
-            triples[r] = (card, 1, _H[card])
-            start = _sorted_rows(triples)
+            # The card takes row r (it is below every end), then the turn's higher cards.
+            ends, lens, hs, by_end = rule_rows(rows)
             pens = [0] * (nopp + 1)
-            pens[nopp] = taken[r]
-            _place_all(*start, later, owner, pens)
-            cands.append((start, 0, hand, pens))
+            lay(ends, lens, hs, [card, *later], by_end.index(r), owner, pens)
+            cands.append(((ends, lens, hs), 0, hand, pens))
         return self._choose(view, cands, len(hand))
 
     def _choose(self, view: View, cands: list[Candidate], h: int) -> int:
@@ -359,13 +224,19 @@ class MonteCarloBot(SeededAgent):
             owner = [nopp] * (DECK_SIZE + 1)
             slots = range(nopp)
             weight = self.win_weight
+        else:
+            # Only this seat's heads count: slot 1 its cards', slot 0 everyone else's.
+            owner = [0] * (DECK_SIZE + 1)
+            for c in hand:
+                owner[c] = 1
         while used < budget and s < cap:
             opp = sample(unseen, need)
             if base is None:
                 for j in alive:
                     (ends, lens, hs), first, rest, pre = cands[j]
-                    pen = rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp)
-                    vals[j].append(pen + pre[-1])
+                    pens = [0, pre[-1]]
+                    rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp, owner, pens, False)
+                    vals[j].append(pens[1])
             else:
                 for k, c in enumerate(opp):
                     owner[c] = k % nopp
@@ -374,10 +245,11 @@ class MonteCarloBot(SeededAgent):
                 for j in alive:
                     (ends, lens, hs), first, rest, pre = cands[j]
                     pens = pre[:]
-                    _rollout_pens(ends[:], lens[:], hs[:], first, rest[:], opp, nopp, owner, pens)
+                    rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp, owner, pens, True)
                     mine = base[nopp] + pens[nopp]
-                    low = min([base[i] + pens[i] for i in slots])
-                    top = max(max(base[i] + pens[i] for i in slots), mine)
+                    others = [base[i] + pens[i] for i in slots]
+                    low = min(others)
+                    top = max(max(others), mine)
                     if top >= END_SCORE:
                         won = 1.0 if mine <= low else 0.0
                     else:

@@ -61,12 +61,6 @@ class LowestBot(SeededAgent):
         return fallback_card(view.hand)
 
 
-def _row_take_key(rows: tuple[tuple[int, ...], ...], i: int) -> tuple[int, int, int]:
-    """Cheapest row to take: fewest heads, then fewest cards, then the lowest index."""
-    r = rows[i]
-    return (sum(HEADS[c] for c in r), len(r), i)
-
-
 class GreedyBot(SeededAgent):
     """Plays the card that costs least right now, as if it were the only card of the turn.
 
@@ -89,15 +83,14 @@ class GreedyBot(SeededAgent):
                 # for that job and spend the higher ones (they can still fit later).
                 key = (cheapest, 1, c)
             else:
-                r = rows[row]
-                cost = sum(HEADS[x] for x in r) if len(r) >= ROW_LIMIT else 0
-                key = (cost, 0, c - r[-1])
+                _, cost, _ = view.simulate(c)  # the heads it takes as the row's 6th card
+                key = (cost, 0, c - rows[row][-1])
             if key < best_key:
                 best_card, best_key = c, key
         return best_card
 
     def take_row(self, view: View) -> int:
-        return min(range(len(view.rows)), key=lambda i: _row_take_key(view.rows, i))
+        return view.cheapest_row()
 
 
 class SafeBot(SeededAgent):
@@ -149,4 +142,4 @@ class SafeBot(SeededAgent):
         return cost
 
     def take_row(self, view: View) -> int:
-        return min(range(len(view.rows)), key=lambda i: _row_take_key(view.rows, i))
+        return view.cheapest_row()

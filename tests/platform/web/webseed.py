@@ -1,5 +1,5 @@
 """Helpers of the web tests: a seeded arena, a tiny HTML tree, and placements replayed with
-the reference engine.
+the reference engine (the SDK's replay stepper).
 
 ``seed`` fills a database the way the platform does: users with real tokens, agents with an
 active and a rejected version, a ladder whose matches are played by built-in bots and stored
@@ -18,7 +18,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006 import bots, engine, play_match
+from cow006 import bots, play_match
+from cow006.replay import Placement, Reveal, steps
 from cow006_platform import db, results, security
 from cow006_platform import leagues as league_service
 from cow006_platform.models import (
@@ -182,24 +183,18 @@ def seed(factory: sessionmaker[Session], matches: int = 5) -> Seeded:
 def placement_steps(log: dict[str, Any], round_index: int) -> Iterator[tuple[int, int, list[Any]]]:
     """(turn, step, rows) of every step of one round, as the viewer numbers them: step 0 is
     the reveal (rows before the turn), step k the rows after the k-th lowest card is placed.
-    Placed by ``cow006.engine.place`` (a "lowest" card takes the row the log says)."""
-    rnd = log["rounds"][round_index]
-    n = len(log["players"])
-    state = engine.new_match(n)
-    engine.start_round(state, rnd["hands"], rnd["rows"])
-    for t, turn in enumerate(rnd["turns"]):
-        rows_chosen = {take["seat"]: take["row"] for take in turn["takes"]}
-
-        def chosen(seat: int, _card: int, rows_chosen: dict[int, int] = rows_chosen) -> int:
-            return rows_chosen[seat]
-
-        order = engine.reveal(state, turn["cards"])
-        yield t, 0, [list(r) for r in state.rows]
-        for k, seat in enumerate(order, start=1):
-            engine.place(state, seat, turn["cards"][seat], chosen)
-            yield t, k, [list(r) for r in state.rows]
-        assert state.rows == turn["rows"], "the engine disagrees with the log"
-        state.turn += 1
+    From the SDK's replay (``cow006.replay.steps``)."""
+    for step in steps(log):
+        if step.round != round_index:
+            continue
+        if type(step) is Reveal:
+            yield step.turn, 0, [list(r) for r in step.rows]
+        elif type(step) is Placement:
+            rows = [list(r) for r in step.rows]
+            if step.nth == len(log["players"]):
+                turn = log["rounds"][round_index]["turns"][step.turn]
+                assert rows == turn["rows"], "the engine disagrees with the log"
+            yield step.turn, step.nth, rows
 
 
 # --- a tiny HTML tree (the standard library's parser) ----------------------------------------
