@@ -1,21 +1,12 @@
-"""The change feed: ``changes``, the tags of public data each commit changed.
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-30
-"""
+"""The change feed: ``changes``, the tags of public data each commit changed."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002"
+revision: str = "0002"  # created 2026-11-30
 down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

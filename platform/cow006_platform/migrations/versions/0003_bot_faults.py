@@ -7,10 +7,6 @@ the match answered 500 for good; SQLite also kept NUL in stderr and reasons.  Th
 replaces those characters with U+FFFD in the rows that hold them (PostgreSQL refused them at
 the time, so it finds none).  The cleaning is inlined: a migration must not change with the
 code.
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-12-01
 """
 
 from __future__ import annotations
@@ -18,16 +14,15 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003"
+from cow006_platform.migrations import _ops
+
+revision: str = "0003"  # created 2026-12-01
 down_revision: str | None = "0002"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 _COLUMNS = ("suspended_reason", "suspended_at", "validation_attempts", "consecutive_failures")
 
@@ -94,23 +89,15 @@ def _repair(bind: sa.engine.Connection) -> None:
 
 
 def upgrade() -> None:
-    op.add_column(
+    _ops.add_columns(
         "agent_versions",
         sa.Column("consecutive_failures", sa.Integer(), server_default="0", nullable=False),
-    )
-    op.add_column(
-        "agent_versions",
         sa.Column("validation_attempts", sa.Integer(), server_default="0", nullable=False),
+        sa.Column("suspended_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("suspended_reason", sa.Text(), nullable=True),
     )
-    op.add_column(
-        "agent_versions", sa.Column("suspended_at", sa.DateTime(timezone=True), nullable=True)
-    )
-    op.add_column("agent_versions", sa.Column("suspended_reason", sa.Text(), nullable=True))
     _repair(op.get_bind())
 
 
 def downgrade() -> None:
-    # Plain ALTER TABLE DROP COLUMN (PostgreSQL, SQLite 3.35+): SQLite's batch mode would
-    # rebuild the table, and dropping the old copy cascade-deletes rows that refer to it.
-    for name in _COLUMNS:
-        op.execute(f"ALTER TABLE agent_versions DROP COLUMN {name}")
+    _ops.drop_columns("agent_versions", *_COLUMNS)

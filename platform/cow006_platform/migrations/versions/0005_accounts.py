@@ -9,35 +9,29 @@ lost); it records the token a user was created with.  ``invites`` holds hashed i
 
 Downgrade puts each user's newest live token back into ``users.token_hash`` (or, for a user
 without one, a hash no token has: a revoked token must not come back to life).
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-12-01
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005"
+from cow006_platform.migrations import _ops
+
+revision: str = "0005"  # created 2026-12-01
 down_revision: str | None = "0004"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 TS = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
     # ADD COLUMN with a default: no table rebuild on SQLite, existing users stay active.
-    op.add_column(
-        "users", sa.Column("disabled", sa.Boolean(), nullable=False, server_default=sa.false())
-    )
-    op.add_column(
-        "users", sa.Column("pending", sa.Boolean(), nullable=False, server_default=sa.false())
+    _ops.add_columns(
+        "users",
+        sa.Column("disabled", sa.Boolean(), nullable=False, server_default=sa.false()),
+        sa.Column("pending", sa.Boolean(), nullable=False, server_default=sa.false()),
     )
     op.create_table(
         "api_tokens",
@@ -105,11 +99,6 @@ def downgrade() -> None:
     op.drop_table("invites")
     op.drop_index("ix_api_tokens_user", table_name="api_tokens")
     op.drop_table("api_tokens")
-    if conn.dialect.name == "sqlite":
-        # Plain ALTER TABLE DROP COLUMN (SQLite 3.35+): batch mode would rebuild ``users``,
-        # and dropping the old copy would cascade-delete every agent (foreign keys are on).
-        op.execute("ALTER TABLE users DROP COLUMN pending")
-        op.execute("ALTER TABLE users DROP COLUMN disabled")
-    else:
-        op.drop_column("users", "pending")
-        op.drop_column("users", "disabled")
+    # On PostgreSQL this is the statement op.drop_column emits; on SQLite batch mode would
+    # rebuild ``users`` and cascade-delete every agent (see _ops).
+    _ops.drop_columns("users", "pending", "disabled")
