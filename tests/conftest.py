@@ -1,24 +1,28 @@
-"""Shared fixtures: seeded random agents, finished match logs, and empty real databases.
+"""Shared fixtures: seeded random agents, finished match logs, and real databases.
 
 ``db_url`` runs a test twice: on a fresh SQLite file and on a fresh schema of the PostgreSQL
 server at 127.0.0.1:5432 (COW006_TEST_PG_URL to point elsewhere).  Without that server the
 PostgreSQL half skips with one reason, except when COW006_REQUIRE_SERVICES=1 (CI), where it
-fails.
+fails (``helpers.services``).  ``settings``, ``engine`` (the models' tables created) and
+``session_factory`` are on that database, for tests/platform and tests/workers alike;
+tests/workers overrides ``settings`` with its short leases.
 """
 
 from __future__ import annotations
 
-import os
 import random
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from helpers import services
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import Agent, MatchInfo, View, play_match
+from cow006_platform import db, models
+from cow006_platform.settings import Settings
 
 
 class RandomAgent(Agent):
@@ -60,47 +64,32 @@ def match_log(random_agents: MakeAgents) -> Callable[[int, int], dict[str, Any]]
     return make
 
 
-PG_URL = os.environ.get("COW006_TEST_PG_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
-_pg_state: dict[str, str | None] = {}
-
-
-def _pg_problem() -> str | None:
-    """None if the PostgreSQL test server answers, else why not (checked once)."""
-    if "problem" not in _pg_state:
-        try:
-            eng = create_engine(PG_URL, connect_args={"connect_timeout": 3})
-            with eng.connect() as conn:
-                conn.execute(text("select 1"))
-            eng.dispose()
-            _pg_state["problem"] = None
-        except Exception as exc:  # any failure to connect means: no server for these tests
-            _pg_state["problem"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
-    return _pg_state["problem"]
-
-
-def require_pg() -> None:
-    problem = _pg_problem()
-    if problem is None:
-        return
-    reason = f"PostgreSQL at {PG_URL} is not reachable ({problem})"
-    if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"COW006_REQUIRE_SERVICES=1 but {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A URL of an empty database: a new SQLite file, or a new PostgreSQL schema."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'test.db'}"
         return
-    require_pg()
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in PG_URL else "?"
-    yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
-    with admin.begin() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
+    services.require_pg()
+    with services.pg_schema("t") as url:
+        yield url
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    """The platform's settings on ``db_url`` (tests/workers adds its short leases and more)."""
+    return Settings(database_url=db_url, data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def engine(settings: Settings) -> Iterator[Engine]:
+    """An engine on the settings' database, with the models' tables created."""
+    eng = db.make_engine(settings.database_url)
+    models.Base.metadata.create_all(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    return db.make_sessionmaker(engine)

@@ -32,9 +32,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import platformtools as pt
 import pytest
-from platformtools import GOOD_HIGH, GOOD_LOW, GOOD_MID, Arena, ladder, user, version
+from helpers import hostile_api as pt
+from helpers import services
+from helpers.hostile_api import GOOD_HIGH, GOOD_LOW, GOOD_MID, Arena, ladder, user, version
 from sqlalchemy import select
 from typer.testing import CliRunner
 
@@ -80,7 +81,7 @@ def arena(db_url: str, tmp_path: Path) -> Iterator[Arena]:
 def sandboxed_arena(tmp_path: Path) -> Iterator[Arena]:
     """The app on a fresh SQLite file, for the tests that play sandboxed matches (the database
     plays no part in what a bot is told)."""
-    pt.require_sandbox()
+    services.require_sandbox()
     yield from pt.arena(f"sqlite:///{tmp_path / 'arena.db'}", tmp_path, max_validations=100)
 
 
@@ -90,7 +91,7 @@ def sandboxed_arena(tmp_path: Path) -> Iterator[Arena]:
 def test_a_bot_that_knows_the_match_seed_cannot_rebuild_the_hands_from_its_own_seed(
     tmp_path: Path,
 ) -> None:
-    pt.require_sandbox()
+    services.require_sandbox()
     spy = str(FAIR_BOTS / "seed_spy.py")
     logs, outputs = [], []
     for name in ("a", "b"):

@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import hostiletools as ht
 import pytest
+from helpers import hostile as ht
 
 from cow006 import sandbox, verify
 from cow006.host import Limits, RemoteAgent

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import hostiletools as ht
 import pytest
+from helpers import hostile as ht
 
 from cow006 import cgroups, sandbox, verify
 from cow006.cgroups._files import keyed

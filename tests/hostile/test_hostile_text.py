@@ -21,7 +21,6 @@ import json
 import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -30,9 +29,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import platformtools as pt
 import pytest
-from platformtools import GOOD_HIGH, GOOD_LOW, GOOD_MID, Arena, ladder, user, version
+from helpers import hostile_api as pt
+from helpers import servers, services
+from helpers.hostile_api import GOOD_HIGH, GOOD_LOW, GOOD_MID, Arena, ladder, user, version
 from sqlalchemy import create_engine, select, text
 from typer.testing import CliRunner
 
@@ -62,7 +62,7 @@ HOSTILE = ("nul_stderr", "surrogate_stderr", "error_reply", "startup_error")
 def arena(db_url: str, tmp_path: Path) -> Iterator[Arena]:
     """The platform's app on a fresh database (schema made by its migrations at startup),
     bots sandboxed, short validation limits."""
-    pt.require_sandbox()
+    services.require_sandbox()
     yield from pt.arena(db_url, tmp_path, max_validations=2)
 
 
@@ -554,7 +554,7 @@ def _cow006(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cow006_match_prints_bot_text_escaped_and_survives_hostile_text(tmp_path: Path) -> None:
-    pt.require_sandbox()
+    services.require_sandbox()
     out = _cow006("match", str(TEXT_BOTS / "escapes.py"), "builtin:random", "--seed", "3")
     assert out.returncode == 0, out.stderr
     for stream in (out.stdout, out.stderr):
@@ -579,21 +579,15 @@ def test_cow006_match_prints_bot_text_escaped_and_survives_hostile_text(tmp_path
         assert _cow006("verify", str(path)).returncode == 0, name
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_cow006_logs_and_status_print_bot_text_escaped(tmp_path: Path) -> None:
-    pt.require_sandbox()
+    services.require_sandbox()
     import uvicorn
 
     from cow006_platform.app import create_app
 
     cfg = pt.settings(f"sqlite:///{tmp_path / 'arena.db'}", tmp_path)
     app = create_app(cfg, pt.Recorder())
-    port = _free_port()
+    port = servers.free_port()
     # log_config=None: uvicorn leaves the process's logging alone (other tests read it).
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
     server = uvicorn.Server(config)

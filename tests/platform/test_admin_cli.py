@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import datatools as dt
 import pytest
-from apitools import RecordingExecutor, new_match, play_and_finish
 from fastapi.testclient import TestClient
+from helpers import data as dt
+from helpers.api import RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import func, select
 from typer.testing import CliRunner
 

@@ -6,7 +6,7 @@ import io
 import stat
 import zipfile
 
-from apitools import BOT_SOURCE, Api, RecordingExecutor
+from helpers.api import BOT_SOURCE, Api, RecordingExecutor
 from sqlalchemy import select
 
 from cow006_platform import models

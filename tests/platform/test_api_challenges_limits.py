@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from apitools import Api, RecordingExecutor, new_match, play_and_finish
 from fastapi.testclient import TestClient
+from helpers.api import Api, RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import select
 
 from cow006_platform import db, workclasses

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apitools import Api, RecordingExecutor, new_match, play_and_finish
+from helpers.api import Api, RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import select
 
 from cow006_platform import models, ratings

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from apitools import Api, RecordingExecutor, play_and_finish
+from helpers.api import Api, RecordingExecutor, play_and_finish
 
 from cow006_workers import scheduler
 

@@ -12,8 +12,8 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from apitools import BOT_SOURCE, Api, RecordingExecutor, new_match, play_and_finish
 from fastapi.testclient import TestClient
+from helpers.api import BOT_SOURCE, Api, RecordingExecutor, new_match, play_and_finish
 
 from cow006 import sandbox, verify
 from cow006_platform import db, models

@@ -16,8 +16,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from apitools import Api, RecordingExecutor
 from fastapi.testclient import TestClient
+from helpers.api import Api, RecordingExecutor
 from sqlalchemy import select, update
 
 from cow006_platform import models

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from apitools import Api
+from helpers.api import Api
 from sqlalchemy import select
 
 from cow006_platform import models

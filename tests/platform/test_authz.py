@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from apitools import Api, new_match, play_and_finish
+from helpers.api import Api, new_match, play_and_finish
 from sqlalchemy import select
 
 from cow006_platform import models

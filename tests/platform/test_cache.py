@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apitools import Api, RecordingExecutor, new_match, play_and_finish
+from helpers.api import Api, RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import select
 
 from cow006_platform import changes, db

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apitools import Api, RecordingExecutor
+from helpers.api import Api, RecordingExecutor
 
 from cow006_platform.cache import PageCache, page_key
 from cow006_platform.settings import Settings

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from apitools import RecordingExecutor
+from helpers.api import RecordingExecutor
 from sqlalchemy import select
 from typer.testing import CliRunner
 

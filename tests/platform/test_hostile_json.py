@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from apitools import Api
+from helpers.api import Api
 from sqlalchemy import func, select
 
 from cow006_platform import models

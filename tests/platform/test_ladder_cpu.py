@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import re
 
-import datatools as dt
 import pytest
-from apitools import Api
+from helpers import data as dt
+from helpers.api import Api
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox

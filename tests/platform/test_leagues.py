@@ -6,8 +6,8 @@ import itertools
 import threading
 from collections import Counter
 
-import datatools as dt
 import pytest
+from helpers import data as dt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 

@@ -9,10 +9,8 @@ route spooled all of it to a temporary file before checking the token) takes all
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import servers
 
 BIG = 300 * 1024 * 1024
 CHUNK = 256 * 1024
@@ -45,12 +44,6 @@ class Server:
         return [p for root in (self.tmp, self.data) for p in root.rglob("*") if p.is_file()]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield from _serve(tmp_path_factory.mktemp("limits"))
@@ -58,46 +51,24 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def _serve(root: Path, **settings: str) -> Iterator[Server]:
     """uvicorn with the embedded app on a free port, ``settings`` as COW006_* variables."""
-    port = _free_port()
     tmp = root / "tmp"
     tmp.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update(
+    env = servers.clean_env(
         COW006_DATABASE_URL=f"sqlite:///{root / 'api.db'}",
         COW006_DATA_DIR=str(root / "data"),
         COW006_SANDBOX="off",  # nothing is played: every upload here is refused
         TMPDIR=str(tmp),
         **{f"COW006_{k.upper()}": v for k, v in settings.items()},
     )
-    out = open(root / "server.out", "wb")  # noqa: SIM115 (kept by the child)
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "uvicorn", "cow006_workers.embedded:embedded_app", "--factory"),
-            *("--port", str(port), "--log-level", "warning"),
-        ],
-        cwd=root,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
-    out.close()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, (root / "server.out").read_text()[-3000:]
-        try:
-            if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.2)
-    (root / "data").mkdir(exist_ok=True)
+    argv = [*servers.EMBEDDED_APP, "--log-level", "warning"]
+    api = servers.serve(argv, cwd=root, env=env, out=root / "server.out")
     try:
-        yield Server(base, port, proc, tmp, root / "data")
+        servers.wait_http(api, "/healthz")
+        (root / "data").mkdir(exist_ok=True)
+        yield Server(api.base, api.port, api.proc, tmp, root / "data")
     finally:
-        proc.terminate()
-        proc.wait(30)
+        api.proc.terminate()
+        api.proc.wait(30)
 
 
 def _token(server: Server, name: str) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
-import datatools
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from helpers import data as dt
 from sqlalchemy import inspect, text
 from sqlalchemy.orm import sessionmaker
 
@@ -97,9 +97,9 @@ def test_down_and_up_again_keep_every_row(db_url: str) -> None:
     engine = db.make_engine(db_url)
     try:
         with db.session_scope(sessionmaker(engine)) as session:
-            lad = datatools.ladder(session)
+            lad = dt.ladder(session)
             for _ in range(3):
-                v = datatools.version(session)
+                v = dt.version(session)
                 session.add(
                     models.LadderEntry(ladder_id=lad.id, agent_id=v.agent_id, version_id=v.id)
                 )

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import datatools as dt
 import pytest
-from apitools import new_match
 from fastapi.testclient import TestClient
+from helpers import data as dt
+from helpers.api import new_match
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -47,7 +47,7 @@ def ops_settings(settings: Settings, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def client(ops_settings: Settings) -> Iterator[TestClient]:
-    from apitools import RecordingExecutor
+    from helpers.api import RecordingExecutor
 
     with TestClient(create_app(ops_settings, executor=RecordingExecutor())) as c:
         yield c
@@ -77,7 +77,7 @@ def test_readyz_checks_the_database_and_the_broker(client: TestClient) -> None:
 
 
 def test_readyz_is_503_with_a_dead_broker_quickly(ops_settings: Settings) -> None:
-    from apitools import RecordingExecutor
+    from helpers.api import RecordingExecutor
 
     dead = ops_settings.model_copy(update={"broker_url": "redis://127.0.0.1:1/0"})  # closed port
     with TestClient(create_app(dead, executor=RecordingExecutor())) as c:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import datatools as dt
 import pytest
 import trueskill
+from helpers import data as dt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 

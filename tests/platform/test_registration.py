@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from apitools import RecordingExecutor
 from fastapi.testclient import TestClient
+from helpers.api import RecordingExecutor
 from sqlalchemy import select, text, update
 from typer.testing import CliRunner
 

@@ -6,8 +6,8 @@ import threading
 import time
 from typing import Any
 
-import datatools as dt
 import pytest
+from helpers import data as dt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import schemathesis
-from apitools import Api, RecordingExecutor, new_match, play_and_finish
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
+from helpers.api import Api, RecordingExecutor, new_match, play_and_finish
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hsettings
 from schemathesis import GenerationMode

@@ -13,17 +13,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import stat
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import servers
 from typer.testing import CliRunner, Result
 
 from cow006 import client, sandbox
@@ -50,20 +47,6 @@ HIGH = (
 IMPORT_ERROR = "import no_such_module_for_cow006\n\ndef play(view):\n    return 1\n"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {timeout:g} s")
-        time.sleep(0.2)
-
-
 @dataclass
 class Server:
     url: str
@@ -77,56 +60,21 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     status = sandbox.probe()
     if not status.ok and os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
         pytest.fail(f"the sandbox is required here but does not work: {status.reason}")
-    port = _free_port()
     db_url = f"sqlite:///{root / 'arena.db'}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update(
+    env = servers.clean_env(
         COW006_DATABASE_URL=db_url,
         COW006_DATA_DIR=str(root / "data"),
         COW006_SANDBOX="on" if status.ok else "off",
     )
     log = root / "server.log"
-    out = open(log, "wb")  # noqa: SIM115 (kept by the child)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "cow006_workers.embedded:embedded_app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=root,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
+    arena = servers.serve(
+        [*servers.EMBEDDED_APP, "--log-level", "warning"], cwd=root, env=env, out=log
     )
-    out.close()
-    url = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            client.Client(url, timeout=2).get("/ladders")
-        except client.ClientError:
-            return False
-        return True
-
     try:
-        _wait_for(up, STARTUP_TIMEOUT, "the arena's startup")
-        yield Server(url, db_url, log)
+        servers.wait_http(arena, "/api/ladders", STARTUP_TIMEOUT)
+        yield Server(arena.base, db_url, log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        servers.stop(arena)
 
 
 def cli(config: Path, *args: str, **env: str | None) -> Result:
@@ -207,10 +155,9 @@ def played(
     api = client.Client(server.url, token_of(alice))
     agents = {a["name"]: a["id"] for a in api.get("/agents")["items"]}
     match = api.post("/challenges", {"agent_ids": [agents["lowbot"], agents["highbot"]], "seed": 7})
-    _wait_for(
+    servers.wait_for(
         lambda: api.get(f"/matches/{match['id']}")["status"] in ("finished", "failed"),
         MATCH_TIMEOUT,
-        "the challenge's match",
     )
     assert api.get(f"/matches/{match['id']}")["status"] == "finished"
     return Played(match["id"], api.get(f"/matches/{match['id']}/log"), bob)
@@ -268,7 +215,7 @@ def test_not_logged_in_and_server_down_are_one_line_each(tmp_path: Path) -> None
     config = tmp_path / "credentials.json"
     one_error_line(cli(config, "status"), "not logged in", "cow006 login URL")
     one_error_line(cli(config, "logs", "1"), "not logged in")
-    down = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    down = f"http://127.0.0.1:{servers.free_port()}"  # nothing listens there
     config.write_text(json.dumps({"url": down, "token": "t", "user": "u"}))
     for args in (["status"], ["logs", "1"], ["replay", "1"], ["login", down, "--token", "t"]):
         one_error_line(cli(config, *args), f"cannot reach {down}: connection refused")

@@ -2,9 +2,10 @@
 
 ``db_url`` / ``settings`` / ``session_factory``: the in-process tests of the scheduler, the
 reaper and the lease, on a fresh SQLite file and on a fresh PostgreSQL schema (the PostgreSQL
-half skips without the server, or fails with COW006_REQUIRE_SERVICES=1).
+half skips without the server, or fails with COW006_REQUIRE_SERVICES=1).  They are
+tests/conftest.py's; ``settings`` is overridden here with the workers' short leases.
 
-``arena``: real Celery worker processes on Redis and PostgreSQL (``workertools.Arena``); the
+``arena``: real Celery worker processes on Redis and PostgreSQL (``helpers.workers.Arena``); the
 test skips with one reason when a service is missing (fails with COW006_REQUIRE_SERVICES=1).
 """
 
@@ -14,11 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import workertools as wt
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
+from helpers import services
+from helpers import workers as wt
 
-from cow006_platform import db, models
 from cow006_platform.settings import Settings
 
 
@@ -37,21 +36,8 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def engine(settings: Settings) -> Iterator[Engine]:
-    eng = db.make_engine(settings.database_url)
-    models.Base.metadata.create_all(eng)
-    yield eng
-    eng.dispose()
-
-
-@pytest.fixture
-def session_factory(engine: Engine) -> sessionmaker[Session]:
-    return db.make_sessionmaker(engine)
-
-
-@pytest.fixture
 def arena(tmp_path: Path) -> Iterator[wt.Arena]:
-    wt.require_services()
+    services.require_services()
     for arena in wt.make_arena(tmp_path):
         # Orphans of killed workers are reaped here (see wt.reaping).
         with wt.reaping(arena):

@@ -8,7 +8,8 @@ Needs the sandbox: without it the test skips with the reason, except when
 from __future__ import annotations
 
 import pytest
-import workertools as wt
+from helpers import services
+from helpers import workers as wt
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,7 +29,7 @@ BOTS = (LOW, HIGH, GREEDY)
 def test_in_process_executor_plays_a_league_to_the_end(
     session_factory: Factory, settings: Settings
 ) -> None:
-    wt.require_sandbox()
+    services.require_sandbox()
     vids = [
         wt.active_versions(session_factory, settings, 1, source=s)[0] for s in (LOW, HIGH, GREEDY)
     ]

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import workertools as wt
+from helpers import services
+from helpers import workers as wt
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006 import sandbox
 from cow006_platform import db, logs, results
 from cow006_platform.models import (
     Match,
@@ -66,23 +66,18 @@ def test_not_ready_with_a_dead_database(tmp_path: Path) -> None:
 
 
 def test_ready_on_postgresql_and_redis(tmp_path: Path) -> None:
-    wt.require_services()
+    services.require_services()
     done = ready(
         tmp_path,
-        COW006_DATABASE_URL=wt.PG_URL,
-        COW006_BROKER_URL=f"redis://{wt.REDIS_HOST}:{wt.REDIS_PORT}/{wt.REDIS_DB}",
+        COW006_DATABASE_URL=services.PG_URL,
+        COW006_BROKER_URL=f"redis://{services.REDIS_HOST}:{services.REDIS_PORT}/{services.REDIS_DB}",
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == ["database: ok", "broker: ok"]
 
 
 def test_ready_worker_checks_the_sandbox(tmp_path: Path) -> None:
-    status = sandbox.probe()
-    if not status.ok:
-        reason = f"the sandbox does not work here: {status.reason}"
-        if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+    services.require_sandbox("COW006_REQUIRE_SERVICES", what="cow006 ready --worker")
     done = ready(tmp_path, "--worker", COW006_SANDBOX="on")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == ["database: ok", "broker: ok", "sandbox: ok"]

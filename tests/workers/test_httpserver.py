@@ -4,10 +4,7 @@ their headers in time, caps header bytes, listens on the loopback by default, an
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -16,79 +13,40 @@ from pathlib import Path
 import httpx
 import pytest
 import typer
+from helpers import servers
 
 from cow006_platform.settings import Settings
 from cow006_workers.cli import build_app
 from cow006_workers.httpserver import parse_address
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Api:
-    def __init__(self, root: Path, port: int, proc: subprocess.Popen[bytes]) -> None:
-        self.root, self.port, self.proc = root, port, proc
-        self.base = f"http://127.0.0.1:{port}"
-
-    def output(self) -> str:
-        return (self.root / "api.out").read_text()[-3000:]
-
-
-def _start(root: Path, **env_settings: str) -> Api:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update(
+def _start(root: Path, **env_settings: str) -> servers.Server:
+    """``cow006 api`` on a free port, ``env_settings`` as COW006_* variables; once it answers."""
+    env = servers.clean_env(
         COW006_DATABASE_URL=f"sqlite:///{root / 'api.db'}",
         COW006_BROKER_URL=f"sqla+sqlite:///{root / 'broker.sqlite'}",
         COW006_DATA_DIR=str(root / "data"),
         **{f"COW006_{k.upper()}": v for k, v in env_settings.items()},
     )
-    out = open(root / "api.out", "wb")  # noqa: SIM115 (kept by the child)
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "cow006_workers", "api", "--port", str(port)),
-            *("--loglevel", "warning", "--no-access-log"),
-        ],
-        cwd=root,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
-    out.close()
-    api = Api(root, port, proc)
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, api.output()
-        try:
-            if httpx.get(f"{api.base}/healthz", timeout=2).status_code == 200:
-                return api
-        except httpx.HTTPError:
-            pass
-        assert time.monotonic() < deadline, api.output()
-        time.sleep(0.2)
-
-
-def _stop(api: Api) -> None:
-    api.proc.send_signal(signal.SIGTERM)
+    argv = [sys.executable, "-m", "cow006_workers", "api", "--loglevel", "warning"]
+    api = servers.serve([*argv, "--no-access-log"], cwd=root, env=env, out=root / "api.out")
     try:
-        api.proc.wait(30)
-    except subprocess.TimeoutExpired:
-        api.proc.kill()
-        api.proc.wait()
+        servers.wait_http(api, "/healthz")
+    except BaseException:
+        servers.stop(api)
+        raise
+    return api
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+def quick(tmp_path_factory: pytest.TempPathFactory) -> Iterator[servers.Server]:
     """``cow006 api`` with a 1 s header timeout and 1 s keep-alive."""
     root = tmp_path_factory.mktemp("served")
     api = _start(root, header_timeout="1", keepalive_seconds="1", max_header_bytes="8192")
     try:
         yield api
     finally:
-        _stop(api)
+        servers.stop(api)
 
 
 def _closed_by_server(sock: socket.socket, within: float) -> bool:
@@ -104,7 +62,9 @@ def _closed_by_server(sock: socket.socket, within: float) -> bool:
     return True
 
 
-def test_idle_and_incomplete_connections_are_closed_within_the_timeout(quick: Api) -> None:
+def test_idle_and_incomplete_connections_are_closed_within_the_timeout(
+    quick: servers.Server,
+) -> None:
     idle = [socket.create_connection(("127.0.0.1", quick.port)) for _ in range(200)]
     partial = []
     for i in range(50):
@@ -136,7 +96,7 @@ def test_idle_and_incomplete_connections_are_closed_within_the_timeout(quick: Ap
     assert httpx.get(f"{quick.base}/api/ladders", timeout=5).status_code == 200
 
 
-def test_an_answered_connection_idles_out_after_the_keepalive(quick: Api) -> None:
+def test_an_answered_connection_idles_out_after_the_keepalive(quick: servers.Server) -> None:
     with socket.create_connection(("127.0.0.1", quick.port)) as s:
         s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         time.sleep(0.3)
@@ -146,7 +106,7 @@ def test_an_answered_connection_idles_out_after_the_keepalive(quick: Api) -> Non
         assert time.monotonic() - started < 3.0
 
 
-def test_huge_headers_are_refused(quick: Api) -> None:
+def test_huge_headers_are_refused(quick: servers.Server) -> None:
     with socket.create_connection(("127.0.0.1", quick.port), timeout=10) as s:
         s.sendall(b"GET /api/ladders?junk=" + b"x" * 60_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
         answer = b""
@@ -158,7 +118,7 @@ def test_huge_headers_are_refused(quick: Api) -> None:
     assert answer.startswith(b"HTTP/1.1 431"), answer[:100]
 
 
-def test_metrics_need_a_token_by_default(quick: Api) -> None:
+def test_metrics_need_a_token_by_default(quick: servers.Server) -> None:
     r = httpx.get(f"{quick.base}/metrics", timeout=10)
     assert r.status_code == 401 and "metrics token" in r.json()["detail"]
     user = httpx.post(f"{quick.base}/api/users", json={"name": "scraper"}, timeout=10)
@@ -178,11 +138,11 @@ def test_metrics_with_the_metrics_token(tmp_path: Path) -> None:
         assert r.status_code == 200 and "cow006_http_requests" in r.text
         assert httpx.get(f"{api.base}/metrics").status_code == 401
     finally:
-        _stop(api)
+        servers.stop(api)
 
 
 def test_metrics_on_their_own_address(tmp_path: Path) -> None:
-    port = _free_port()
+    port = servers.free_port()
     api = _start(tmp_path, metrics="bind", metrics_bind=f"127.0.0.1:{port}")
     try:
         assert httpx.get(f"{api.base}/metrics").status_code == 404
@@ -191,7 +151,7 @@ def test_metrics_on_their_own_address(tmp_path: Path) -> None:
         assert httpx.get(f"http://127.0.0.1:{port}/api/ladders").status_code == 404
         assert httpx.get(f"{api.base}/api/ladders").status_code == 200
     finally:
-        _stop(api)
+        servers.stop(api)
 
 
 def test_api_listens_on_the_loopback_by_default() -> None:

@@ -9,7 +9,8 @@ trivial, so each match takes about a second.
 from __future__ import annotations
 
 import pytest
-import workertools as wt
+from helpers import services
+from helpers import workers as wt
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -57,7 +58,7 @@ def failed_challenge(factory: Factory, cfg: Settings, version_ids: list[int]) ->
 def test_run_match_plays_uploaded_bots_in_the_sandbox(
     session_factory: Factory, settings: Settings
 ) -> None:
-    wt.require_sandbox()
+    services.require_sandbox()
     vids = [upload(session_factory, settings, src) for src in (LOW, HIGH, GREEDY)]
     lid = wt.ladder(session_factory, [], decision_time=1.0, time_bank=5.0)
     with db.session_scope(session_factory) as s:

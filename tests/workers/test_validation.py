@@ -9,7 +9,8 @@ bots trivial.
 from __future__ import annotations
 
 import pytest
-import workertools as wt
+from helpers import services
+from helpers import workers as wt
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import db
@@ -43,7 +44,7 @@ def pending(factory: Factory, cfg: Settings, source: str) -> int:
 def test_validation_accepts_good_bots_and_explains_bad_ones(
     session_factory: Factory, cfg: Settings
 ) -> None:
-    wt.require_sandbox()
+    services.require_sandbox()
     cases = {
         "good": pending(session_factory, cfg, HIGH),
         "import": pending(session_factory, cfg, IMPORT_ERROR),

@@ -18,8 +18,9 @@ from datetime import UTC, datetime
 
 import pytest
 import typer
-import workertools as wt
 from fastapi.testclient import TestClient
+from helpers import servers, services
+from helpers import workers as wt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -125,7 +126,7 @@ def test_a_challenge_flood_leaves_validations_and_the_ladder_moving(arena: wt.Ar
 
         # The guarantee: the validation waits for at most the match the worker's one pool
         # process is playing.  Timed in matches, not seconds: the machine may be slow.
-        wt.wait_for(lambda: status() != "pending", 120, every=0.25)
+        servers.wait_for(lambda: status() != "pending", 120, every=0.25)
         validated = time.time() - t0
         verdict = client.get(f"/api/agents/{agent_id}/versions/1", headers=newcomer).json()
         # A bot that missed its start-up limit on an overloaded machine is a verdict too.
@@ -144,7 +145,7 @@ def test_a_challenge_flood_leaves_validations_and_the_ladder_moving(arena: wt.Ar
                 )
                 return (started or 0) >= 2
 
-        wt.wait_for(second_admitted, 180, every=0.5)
+        servers.wait_for(second_admitted, 180, every=0.5)
         busy = _busy(arena.session_factory, t0)
         with db.session_scope(arena.session_factory) as s2:
             # Ladder matches created after the flood began: on one shared queue, behind it.
@@ -215,8 +216,8 @@ def _llen(key: str) -> int:
     """The length of list ``key`` in the arena's Redis database (a kombu queue)."""
     import socket
 
-    with socket.create_connection((wt.REDIS_HOST, wt.REDIS_PORT), timeout=5) as sock:
-        sock.sendall(f"SELECT {wt.REDIS_DB}\r\nLLEN {key}\r\n".encode())
+    with socket.create_connection((services.REDIS_HOST, services.REDIS_PORT), timeout=5) as sock:
+        sock.sendall(f"SELECT {services.REDIS_DB}\r\nLLEN {key}\r\n".encode())
         reply = b""
         while reply.count(b"\r\n") < 2:
             reply += sock.recv(256)

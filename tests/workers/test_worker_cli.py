@@ -6,17 +6,14 @@ dead broker."""
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 import tomllib
 from pathlib import Path
 
-import httpx
 import pytest
+from helpers import servers
 from typer.testing import CliRunner
 
 from cow006_platform.executor import CeleryExecutor
@@ -73,44 +70,20 @@ def test_a_dead_broker_is_logged_not_raised(caplog: pytest.LogCaptureFixture) ->
 def test_api_migrates_then_serves(tmp_path: Path) -> None:
     """``cow006 api`` creates the schema of an empty database before uvicorn starts, then
     answers on the port; SIGTERM stops it.  SQLite everywhere: no service is needed."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update(
+    env = servers.clean_env(
         COW006_DATABASE_URL=f"sqlite:///{tmp_path / 'api.db'}",
         COW006_BROKER_URL=f"sqla+sqlite:///{tmp_path / 'broker.sqlite'}",
         COW006_DATA_DIR=str(tmp_path / "data"),
     )
     argv = [sys.executable, "-m", "cow006_workers", "api", "--host", "127.0.0.1"]
-    out = open(tmp_path / "api.out", "wb")  # noqa: SIM115 (kept by the child)
-    proc = subprocess.Popen(
-        [*argv, "--port", str(port), "--loglevel", "info"],
-        cwd=tmp_path,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
+    api = servers.serve(
+        [*argv, "--loglevel", "info"], cwd=tmp_path, env=env, out=tmp_path / "api.out"
     )
-    out.close()
     try:
-        deadline = time.monotonic() + 60
-        status = None
-        while time.monotonic() < deadline and status != 200:
-            assert proc.poll() is None, (tmp_path / "api.out").read_text()[-3000:]
-            try:
-                status = httpx.get(f"http://127.0.0.1:{port}/api/ladders", timeout=5).status_code
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        assert status == 200, (tmp_path / "api.out").read_text()[-3000:]
+        servers.wait_http(api, "/api/ladders")
         assert (tmp_path / "api.db").is_file()
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
+        code = servers.stop(api)
     # A graceful stop: uvicorn finishes the app's shutdown, then re-raises the SIGTERM it
     # caught (uvicorn >= 0.29), so the status is that of the signal.
     text = (tmp_path / "api.out").read_text()

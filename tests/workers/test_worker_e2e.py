@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import workertools as wt
 from fastapi.testclient import TestClient
+from helpers import servers
+from helpers import workers as wt
 
 from cow006_platform import db, security
 from cow006_platform.app import create_app
@@ -76,7 +77,7 @@ def test_upload_validate_and_play_a_ladder_through_celery(arena: wt.Arena) -> No
                 version(bad_headers, bad_agent, bad_number)["status"] != "pending"
             )
 
-        wt.wait_for(validated, 90, every=0.5)
+        servers.wait_for(validated, 90, every=0.5)
         assert all(version(h, a, n)["status"] == "active" for h, a, n in owners)
         bad = version(bad_headers, bad_agent, bad_number)
         assert bad["status"] == "rejected"
@@ -97,7 +98,7 @@ def test_upload_validate_and_play_a_ladder_through_celery(arena: wt.Arena) -> No
             return list(r.json()["items"])
 
         # The leaderboard moves: every entry has played, the ratings have spread.
-        wt.wait_for(lambda: all(row["matches"] >= 3 for row in board()), 120, every=0.5)
+        servers.wait_for(lambda: all(row["matches"] >= 3 for row in board()), 120, every=0.5)
         rows = board()
         assert len({round(row["mu"], 6) for row in rows}) > 1
         assert all(row["sigma"] < 25.0 / 3 for row in rows)
@@ -111,7 +112,7 @@ def test_upload_validate_and_play_a_ladder_through_celery(arena: wt.Arena) -> No
         )
         assert r.status_code == 201, r.text
         challenge = r.json()["id"]
-        wt.wait_for(
+        servers.wait_for(
             lambda: client.get(f"/api/matches/{challenge}").json()["status"] == "finished",
             60,
             every=0.5,

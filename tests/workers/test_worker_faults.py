@@ -20,7 +20,8 @@ import signal
 import time
 from pathlib import Path
 
-import workertools as wt
+from helpers import servers, services
+from helpers import workers as wt
 from sqlalchemy import select
 
 from cow006_platform import db
@@ -98,7 +99,7 @@ def test_sigkilled_workers_lose_no_match_and_rate_none_twice(arena: wt.Arena) ->
     hit: dict[int, int] = {}  # match id -> times killed
     try:
         for k in range(KILLS):
-            mid, worker, pid, proc = wt.wait_for(
+            mid, worker, pid, proc = servers.wait_for(
                 lambda: _victim(arena, hit, killed), 60, every=0.05
             )
             hit[mid] = hit.get(mid, 0) + 1
@@ -120,7 +121,7 @@ def test_sigkilled_workers_lose_no_match_and_rate_none_twice(arena: wt.Arena) ->
                 for match_id in ids:
                     sender.submit_match(match_id)
         _pause(arena, ladder_id)
-        wt.wait_for(lambda: _settled(arena), 120, every=0.5)
+        servers.wait_for(lambda: _settled(arena), 120, every=0.5)
     finally:
         sender.close()
         arena.stop_all()
@@ -145,8 +146,8 @@ def test_a_redis_restart_loses_no_match(arena: wt.Arena) -> None:
     arena.beat()
     try:
         # Matches finished, others running, more queued behind them.
-        wt.wait_for(lambda: arena.counts().get("finished", 0) >= 2, 60)
-        wt.wait_for(
+        servers.wait_for(lambda: arena.counts().get("finished", 0) >= 2, 60)
+        servers.wait_for(
             lambda: arena.counts().get("running", 0) >= 1 and arena.counts().get("queued", 0) >= 1,
             30,
             every=0.05,
@@ -160,17 +161,17 @@ def test_a_redis_restart_loses_no_match(arena: wt.Arena) -> None:
                 ).all()
             )
         try:
-            wt.stop_redis()
-            assert not wt.redis_ping()
+            services.stop_redis()
+            assert not services.redis_ping()
             time.sleep(2.0)
         finally:
-            wt.start_redis()
+            services.start_redis()
         # Everything that was in flight finishes; new matches keep coming.
-        wt.wait_for(lambda: _finished(arena, in_flight), 90, every=0.5)
+        servers.wait_for(lambda: _finished(arena, in_flight), 90, every=0.5)
         _pause(arena, ladder_id)
-        wt.wait_for(lambda: _settled(arena), 90, every=0.5)
+        servers.wait_for(lambda: _settled(arena), 90, every=0.5)
     finally:
-        wt.start_redis()
+        services.start_redis()
         arena.stop_all()
     assert not wt.failures(arena.session_factory)
     wt.assert_rated_once(arena.session_factory)

@@ -10,7 +10,8 @@ import threading
 import time
 from datetime import timedelta
 
-import workertools as wt
+from helpers import services
+from helpers import workers as wt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -216,7 +217,7 @@ def test_the_reaper_requeues_expired_leases_and_resends_lost_tasks(
 def test_run_match_plays_rates_once_and_refills(
     session_factory: Factory, settings: Settings
 ) -> None:
-    wt.require_sandbox()
+    services.require_sandbox()
     vids = wt.active_versions(session_factory, settings, 4, source=LOW)
     lid = wt.ladder(session_factory, vids, players=4, decision_time=1.0, time_bank=5.0)
     created = scheduler.refill_ladder(session_factory, lid, 1)
@@ -239,7 +240,7 @@ def test_run_match_plays_rates_once_and_refills(
 def test_a_lost_lease_stops_the_run_and_drops_its_result(
     session_factory: Factory, settings: Settings
 ) -> None:
-    wt.require_sandbox()
+    services.require_sandbox()
     slow = "import time\n\ndef play(view):\n    time.sleep(0.2)\n    return min(view.hand)\n"
     mid = _challenge(session_factory, settings, slow)
     outcome: list[runs.Outcome] = []

@@ -10,24 +10,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
-import pytest
-import workertools as wt
-
-from cow006 import sandbox
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
+from helpers import servers, services
 
 Ident = tuple[int, int]  # (pid, start time): a pid alone may be reused
 
@@ -62,27 +51,14 @@ def _alive(ident: Ident) -> bool:
 
 
 def test_serve_runs_the_demo_arena_on_embedded_defaults(tmp_path: Path) -> None:
-    status = sandbox.probe()
-    if not status.ok:
-        reason = f"cow006 serve needs the sandbox: {status.reason}"
-        if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
+    services.require_sandbox("COW006_REQUIRE_SERVICES", what="cow006 serve")
     started = time.monotonic()
-    out = open(tmp_path / "serve.out", "wb")  # noqa: SIM115 (kept by the child)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "cow006_workers", "serve", "--port", str(port), "--workers", "2"],
-        cwd=tmp_path,
-        env=env,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
-    out.close()
+    argv = [sys.executable, "-m", "cow006_workers", "serve", "--workers", "2"]
+    served = servers.serve(argv, cwd=tmp_path, env=servers.clean_env(), out=tmp_path / "serve.out")
+    proc = served.proc
     seen: set[Ident] = set()
     try:
-        base = f"http://127.0.0.1:{port}"
+        base = served.base
 
         def played() -> bool:
             seen.update(_descendants(proc.pid))
@@ -96,7 +72,7 @@ def test_serve_runs_the_demo_arena_on_embedded_defaults(tmp_path: Path) -> None:
             rows = board.json()["items"]
             return len(rows) == 4 and all(row["matches"] > 0 for row in rows)
 
-        wt.wait_for(played, 60 - (time.monotonic() - started), every=0.5)
+        servers.wait_for(played, 60 - (time.monotonic() - started), every=0.5)
         assert (tmp_path / "var" / "cow006.db").is_file()
         assert (tmp_path / "var" / "broker.sqlite").is_file()
         assert "arena at http://127.0.0.1:" in (tmp_path / "serve.out").read_text()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import datatools as dt
 import pytest
+from helpers import data as dt
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import crud, db, results

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import webseed
-from browsertools import CHROMIUM, CHROMIUM_ARGS, LiveServer, Pages, require_browser
+from helpers import web
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, LiveServer, Pages, require_browser
 
 from cow006_platform.app import create_app
 from cow006_platform.settings import Settings
@@ -44,7 +44,7 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    seeded = webseed.seed(app.state.session_factory, matches=8)
+    seeded = web.seed(app.state.session_factory, matches=8)
     yield LiveServer(f"http://127.0.0.1:{port}", app, settings, seeded)
     server.should_exit = True
     thread.join(timeout=15)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apitools import RecordingExecutor
-from browsertools import LiveServer, Pages, require_browser, screenshot
 from fastapi.testclient import TestClient
+from helpers.api import RecordingExecutor
+from helpers.browser import LiveServer, Pages, require_browser, screenshot
 
 from cow006_platform.app import create_app
 from cow006_platform.settings import Settings

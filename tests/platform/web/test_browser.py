@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from browsertools import LiveServer, Pages, require_browser, screenshot
-from webseed import BUILTINS, REJECTION, finish_stored, placement_steps
+from helpers.browser import LiveServer, Pages, require_browser, screenshot
+from helpers.web import BUILTINS, REJECTION, finish_stored, placement_steps
 
 from cow006 import sandbox
 

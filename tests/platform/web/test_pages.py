@@ -1,7 +1,7 @@
 """The web pages over plain HTTP (no JavaScript): every page renders its data on the server.
 
 Each test runs on SQLite and PostgreSQL (the ``api`` fixture) on a seeded arena
-(``webseed.seed``) and compares what the HTML shows with what the JSON API says.
+(``helpers.web.seed``) and compares what the HTML shows with what the JSON API says.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 import pytest
-from apitools import Api
-from webseed import REJECTION, Node, Seeded, parse_html, seed
+from helpers.api import Api
+from helpers.web import REJECTION, Node, Seeded, parse_html, seed
 
 from cow006 import Agent, View, bots, play_match
 from cow006_platform import db, results

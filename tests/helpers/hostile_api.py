@@ -1,12 +1,11 @@
 """Helpers of the hostile tests that go through the platform (test_hostile_fairness,
 test_hostile_text): the app on a fresh database with an executor that only records (the tests
 run the work themselves, as a worker would), and data made the way the API makes it, on the
-worker tests' own helpers (``tests/workers/workertools.py``).
+worker tests' own helpers (``helpers.workers``).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +15,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import db, security
 from cow006_platform.settings import Settings
-
-# tests/workers is a folder of test modules, not a package: its helpers are imported by path.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workers"))
-import workertools as wt
-
-require_sandbox = wt.require_sandbox
+from helpers import workers as wt
 
 Factory = sessionmaker[Session]
-BOTS = Path(__file__).resolve().parent / "bots"  # the hostile bots, a folder per subject
+# The hostile bots, a folder per subject.
+BOTS = Path(__file__).resolve().parents[1] / "hostile" / "bots"
 
 # Fair bots, each of its own kind.
 GOOD_HIGH = "def play(view):\n    return max(view.hand)\n"

@@ -14,22 +14,20 @@ import itertools
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006 import sandbox, verify
+from cow006 import verify
 from cow006_platform import db, results, storage, versions
 from cow006_platform.app import prepare_database
 from cow006_platform.models import (
@@ -47,29 +45,9 @@ from cow006_platform.models import (
     VersionStatus,
 )
 from cow006_platform.settings import Settings
-
-PG_URL = os.environ.get("COW006_TEST_PG_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
-REDIS_DB = int(os.environ.get("COW006_TEST_REDIS_DB", "7"))
-# The command the machine's notes give to start Redis (no persistence).
-REDIS_START = [
-    "redis-server",
-    "--daemonize",
-    "yes",
-    "--bind",
-    "127.0.0.1",
-    "-::1",
-    "--port",
-    str(REDIS_PORT),
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    "/var/lib/redis",
-    "--logfile",
-    "/var/log/redis/ci.log",
-]
+from helpers import services
+from helpers.servers import clean_env, wait_for
+from helpers.services import REDIS_DB, REDIS_HOST, REDIS_PORT
 
 # Trivial bots (distinct files, so distinct versions).
 BOTS = {
@@ -87,93 +65,6 @@ def slow_bot(tag: str, pause: float = 0.03) -> str:
         f"import time\n\n# {tag}\n"
         f"def play(view):\n    time.sleep({pause})\n    return min(view.hand)\n"
     )
-
-
-# -- services ---------------------------------------------------------------------------------
-
-
-def redis_ping(timeout: float = 1.0) -> bool:
-    try:
-        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=timeout) as s:
-            s.sendall(b"PING\r\n")
-            return s.recv(64).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-def redis_command(*args: str) -> bytes:
-    """One command in RESP (no client library needed), the raw reply."""
-    payload = f"*{len(args)}\r\n".encode()
-    for a in args:
-        data = a.encode()
-        payload += b"$%d\r\n%s\r\n" % (len(data), data)
-    with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
-        s.sendall(payload)
-        return s.recv(4096)
-
-
-def start_redis() -> None:
-    """Start Redis with the machine's command if it is down; wait until it answers."""
-    if redis_ping():
-        return
-    subprocess.run(REDIS_START, check=False, capture_output=True)
-    deadline = time.monotonic() + 15
-    while not redis_ping():
-        if time.monotonic() > deadline:
-            raise RuntimeError("Redis did not come back")
-        time.sleep(0.1)
-
-
-def stop_redis() -> None:
-    """Shut Redis down, dropping everything it holds (it keeps nothing on disk anyway)."""
-    with contextlib.suppress(OSError):
-        redis_command("SHUTDOWN", "NOSAVE")
-    deadline = time.monotonic() + 10
-    while redis_ping(0.2) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-def _pg_problem() -> str | None:
-    try:
-        eng = create_engine(PG_URL, connect_args={"connect_timeout": 3})
-        with eng.connect() as conn:
-            conn.execute(text("select 1"))
-        eng.dispose()
-        return None
-    except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
-
-
-def require_sandbox() -> None:
-    """Skip (with the reason) where the sandbox does not work; fail instead when
-    COW006_REQUIRE_SANDBOX=1."""
-    status = sandbox.probe()
-    if status.ok:
-        return
-    reason = f"these tests need the sandbox, which does not work here: {status.reason}"
-    if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
-        pytest.fail(reason + " (COW006_REQUIRE_SANDBOX=1)", pytrace=False)
-    pytest.skip(reason)
-
-
-def require_services() -> None:
-    """Skip (one loud reason) without Redis, PostgreSQL or the sandbox; fail instead when
-    COW006_REQUIRE_SERVICES=1."""
-    problems = []
-    if not redis_ping():
-        problems.append(f"Redis at {REDIS_HOST}:{REDIS_PORT} does not answer")
-    pg = _pg_problem()
-    if pg is not None:
-        problems.append(f"PostgreSQL at {PG_URL} is not reachable ({pg})")
-    status = sandbox.probe()
-    if not status.ok:
-        problems.append(f"the sandbox does not work here ({status.reason})")
-    if not problems:
-        return
-    reason = "the worker tests need real services: " + "; ".join(problems)
-    if os.environ.get("COW006_REQUIRE_SERVICES") == "1":
-        pytest.fail(f"COW006_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 # -- an arena of worker processes -------------------------------------------------------------
@@ -401,15 +292,14 @@ def reaping(arena: Arena | None = None) -> Iterator[None]:
 
 def make_arena(tmp: Path, **overrides: Any) -> Iterator[Arena]:
     """A fresh arena (see ``Arena``); its processes are stopped and its schema dropped after."""
-    schema = f"w_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in PG_URL else "?"
-    db_url = f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+    with services.pg_schema("w") as db_url:
+        yield from _arena_on(tmp, db_url, overrides)
+
+
+def _arena_on(tmp: Path, db_url: str, overrides: dict[str, Any]) -> Iterator[Arena]:
     broker_url = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
-    redis_command("SELECT", str(REDIS_DB))  # fails loudly if the index is out of range
-    _flush_redis()
+    services.redis_command("SELECT", str(REDIS_DB))  # fails loudly if the index is out of range
+    services.flush_redis()
     values: dict[str, Any] = {
         "database_url": db_url,
         "broker_url": broker_url,
@@ -426,8 +316,7 @@ def make_arena(tmp: Path, **overrides: Any) -> Iterator[Arena]:
         "validation_bank": 2.0,
     }
     values.update(overrides)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}
-    env.update({f"COW006_{k.upper()}": str(v) for k, v in values.items()})
+    env = clean_env(**{f"COW006_{k.upper()}": str(v) for k, v in values.items()})
     settings = Settings(**values)
     engine = db.make_engine(db_url)
     prepare_database(settings, engine)
@@ -437,29 +326,8 @@ def make_arena(tmp: Path, **overrides: Any) -> Iterator[Arena]:
     finally:
         arena.stop_all()
         engine.dispose()
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
         with contextlib.suppress(Exception):
-            _flush_redis()
-
-
-def _flush_redis() -> None:
-    with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
-        s.sendall(f"SELECT {REDIS_DB}\r\nFLUSHDB\r\n".encode())
-        s.recv(64)
-
-
-def wait_for(check: Callable[[], Any], timeout: float, every: float = 0.2) -> Any:
-    """Poll ``check`` until it returns something true; that value (AssertionError on timeout)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {timeout} s: {check}")
-        time.sleep(every)
+            services.flush_redis()
 
 
 # -- checks -----------------------------------------------------------------------------------

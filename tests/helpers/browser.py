@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import webseed
 from fastapi import FastAPI
 
 from cow006_platform.models import MatchKind
 from cow006_platform.settings import Settings
+from helpers import web
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = os.environ.get("COW006_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -63,18 +63,18 @@ class LiveServer:
     url: str
     app: FastAPI
     settings: Settings
-    seeded: webseed.Seeded
+    seeded: web.Seeded
 
     def play_ladder_match(self) -> int:
         """One more finished ladder match (seats rotated by the number of matches so far)."""
         ids = self.seeded.version_ids
         n = len(self.seeded.match_ids)
         order = ids[n % 4 :] + ids[: n % 4]
-        match_id = webseed.play_stored(
+        match_id = web.play_stored(
             self.app.state.session_factory,
             order,
             2000 + n,
-            webseed.BUILTINS,
+            web.BUILTINS,
             kind=MatchKind.ladder,
             ladder_id=self.seeded.ladder_id,
         )

@@ -1,0 +1,179 @@
+"""The services some tests need: PostgreSQL, Redis and the sandbox.
+
+Each ``require_*`` skips the test with one reason when its service is missing, except where
+CI requires it: ``COW006_REQUIRE_SERVICES=1`` (PostgreSQL, Redis; the sandbox of the worker
+tests) or ``COW006_REQUIRE_SANDBOX=1`` (the sandbox), where the test fails instead.  PostgreSQL
+is at 127.0.0.1:5432 (``COW006_TEST_PG_URL`` to point elsewhere), Redis at 127.0.0.1:6379 with
+database ``COW006_TEST_REDIS_DB`` (7).  Redis is spoken to in RESP over a socket: no client
+library is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from cow006 import sandbox
+
+PG_URL = os.environ.get("COW006_TEST_PG_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
+REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
+REDIS_DB = int(os.environ.get("COW006_TEST_REDIS_DB", "7"))
+# The command the machine's notes give to start Redis (no persistence).
+REDIS_START = [
+    "redis-server",
+    "--daemonize",
+    "yes",
+    "--bind",
+    "127.0.0.1",
+    "-::1",
+    "--port",
+    str(REDIS_PORT),
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    "/var/lib/redis",
+    "--logfile",
+    "/var/log/redis/ci.log",
+]
+
+_pg_state: dict[str, str | None] = {}
+
+
+def _skip_or_fail(reason: str, strict_env: str) -> None:
+    """Skip with ``reason``, or fail with it when ``strict_env`` is set to 1."""
+    if os.environ.get(strict_env) == "1":
+        pytest.fail(f"{strict_env}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------
+
+
+def pg_problem() -> str | None:
+    """None if the PostgreSQL test server answers, else why not (checked once)."""
+    if "problem" not in _pg_state:
+        try:
+            eng = create_engine(PG_URL, connect_args={"connect_timeout": 3})
+            with eng.connect() as conn:
+                conn.execute(text("select 1"))
+            eng.dispose()
+            _pg_state["problem"] = None
+        except Exception as exc:  # any failure to connect means: no server for these tests
+            _pg_state["problem"] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    return _pg_state["problem"]
+
+
+@contextlib.contextmanager
+def pg_schema(prefix: str) -> Iterator[str]:
+    """A new schema of the PostgreSQL test server (named ``prefix_`` and 12 hex digits) and a
+    URL whose connections use it; dropped with all it holds on exit."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in PG_URL else "?"
+    try:
+        yield f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def require_pg() -> None:
+    problem = pg_problem()
+    if problem is not None:
+        _skip_or_fail(
+            f"PostgreSQL at {PG_URL} is not reachable ({problem})", "COW006_REQUIRE_SERVICES"
+        )
+
+
+# -- Redis ------------------------------------------------------------------------------------
+
+
+def redis_ping(timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=timeout) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def redis_command(*args: str) -> bytes:
+    """One command in RESP, the raw reply."""
+    payload = f"*{len(args)}\r\n".encode()
+    for a in args:
+        data = a.encode()
+        payload += b"$%d\r\n%s\r\n" % (len(data), data)
+    with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
+        s.sendall(payload)
+        return s.recv(4096)
+
+
+def flush_redis() -> None:
+    """Empty the test database of Redis (``REDIS_DB``)."""
+    with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
+        s.sendall(f"SELECT {REDIS_DB}\r\nFLUSHDB\r\n".encode())
+        s.recv(64)
+
+
+def start_redis() -> None:
+    """Start Redis with the machine's command if it is down; wait until it answers."""
+    if redis_ping():
+        return
+    subprocess.run(REDIS_START, check=False, capture_output=True)
+    deadline = time.monotonic() + 15
+    while not redis_ping():
+        if time.monotonic() > deadline:
+            raise RuntimeError("Redis did not come back")
+        time.sleep(0.1)
+
+
+def stop_redis() -> None:
+    """Shut Redis down, dropping everything it holds (it keeps nothing on disk anyway)."""
+    with contextlib.suppress(OSError):
+        redis_command("SHUTDOWN", "NOSAVE")
+    deadline = time.monotonic() + 10
+    while redis_ping(0.2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+# -- the sandbox, and all of them -------------------------------------------------------------
+
+
+def require_sandbox(strict_env: str = "COW006_REQUIRE_SANDBOX", what: str = "these tests") -> None:
+    """Skip (with the reason) where the sandbox does not work; fail instead when
+    ``strict_env`` is 1 (the worker processes' tests name COW006_REQUIRE_SERVICES)."""
+    status = sandbox.probe()
+    if not status.ok:
+        _skip_or_fail(
+            f"{what} need the sandbox, which does not work here: {status.reason}", strict_env
+        )
+
+
+def require_services() -> None:
+    """Skip (one loud reason) without Redis, PostgreSQL or the sandbox; fail instead when
+    COW006_REQUIRE_SERVICES=1."""
+    problems = []
+    if not redis_ping():
+        problems.append(f"Redis at {REDIS_HOST}:{REDIS_PORT} does not answer")
+    pg = pg_problem()
+    if pg is not None:
+        problems.append(f"PostgreSQL at {PG_URL} is not reachable ({pg})")
+    status = sandbox.probe()
+    if not status.ok:
+        problems.append(f"the sandbox does not work here ({status.reason})")
+    if problems:
+        reason = "the worker tests need real services: " + "; ".join(problems)
+        _skip_or_fail(reason, "COW006_REQUIRE_SERVICES")
