@@ -50,17 +50,15 @@ import psycopg
 import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from harness import psycopg_url, recreate_database, with_db
 from sqlalchemy import select
 from throughput import (
     BOTS,
     Platform,
     _pct,
     _problems,
-    _psycopg_url,
-    _with_db,
     bench_ladder,
     configure,
-    recreate_database,
 )
 
 from cow006_platform import db, security, storage
@@ -195,7 +193,7 @@ def phase(
 def run(args: argparse.Namespace) -> dict[str, Any]:
     db_name = args.db
     recreate_database(args.url, db_name)
-    db_url = _with_db(args.url, db_name)
+    db_url = with_db(args.url, db_name)
     redis.Redis.from_url(args.redis).flushdb()
     workdir = Path(tempfile.mkdtemp(prefix="cow006-abuse-"))
     depth = max(8, 4 * args.workers)
@@ -266,7 +264,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         newcomer = (auth("newcomer"), newcomer_agent)
 
-        with psycopg.connect(_psycopg_url(db_url), autocommit=True) as conn:
+        with psycopg.connect(psycopg_url(db_url), autocommit=True) as conn:
             # The workers are up (start-ups are slow on a loaded machine) and the ladder runs.
             deadline = time.monotonic() + 300
             while time.monotonic() < deadline:

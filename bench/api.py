@@ -40,7 +40,6 @@ import math
 import multiprocessing
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from typing import Any
 
 import httpx
 import psycopg
+from harness import free_port, psycopg_url, recreate_database, wait_answering, with_db
 from psycopg import sql
 from sqlalchemy import select as sa_select
 
@@ -66,38 +66,11 @@ OWNERS = 100
 PLAYERS = 4
 
 
-def _with_db(url: str, name: str) -> str:
-    """``url`` pointing at database ``name`` instead (query string kept)."""
-    base, _, query = url.partition("?")
-    scheme, _, rest = base.partition("://")
-    host = rest.split("/", 1)[0]
-    return f"{scheme}://{host}/{name}" + (f"?{query}" if query else "")
-
-
-def _psycopg_url(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
-
-
-def create_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(_psycopg_url(admin_url), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def drop_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(_psycopg_url(admin_url), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-
-
 def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, Any]:
     """Fill the (empty, migrated) database with COPY; returns ids the load needs."""
     t0 = time.perf_counter()
     start = datetime(2025, 1, 1, tzinfo=UTC)
-    with psycopg.connect(_psycopg_url(url)) as conn, conn.cursor() as cur:
+    with psycopg.connect(psycopg_url(url)) as conn, conn.cursor() as cur:
 
         def copy(table: str, columns: list[str], rows: Any) -> int:
             n = 0
@@ -268,15 +241,9 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
                 )
             )
         conn.commit()
-    with psycopg.connect(_psycopg_url(url), autocommit=True) as conn:
+    with psycopg.connect(psycopg_url(url), autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE")
     return {"seconds": time.perf_counter() - t0, "seats": len(seats), "points": len(points)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_server(
@@ -303,20 +270,6 @@ def start_server(
         "--no-access-log",
     ]
     return subprocess.Popen(cmd, env=env)
-
-
-def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"the server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{base}/api/ladders", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit("the server did not answer in time")
 
 
 def _gauge(text: str, name: str) -> float | None:
@@ -536,10 +489,10 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
     rng = random.Random(1)
-    url = _with_db(db.normalize_url(args.url), args.db)
+    url = with_db(db.normalize_url(args.url), args.db)
     seeded: dict[str, Any] = {}
     if not args.reuse:
-        create_database(db.normalize_url(args.url), args.db)
+        recreate_database(db.normalize_url(args.url), args.db)
         engine = db.make_engine(url)
         prepare_database(Settings(database_url=url), engine)
         engine.dispose()
@@ -555,7 +508,7 @@ def main() -> None:
         proc = start_server(url, port, args.workers, data_dir, warm=not args.cold)
         writer = None
         try:
-            wait_ready(base, proc)
+            wait_answering(f"{base}/api/ladders", proc)
             warm_seconds = None if args.cold else wait_warm(base, args.workers)
             warmup = requests_plan(args.warmup, args.agents, rng, args.popularity)
             asyncio.run(load(port, warmup, args.clients))
@@ -575,7 +528,7 @@ def main() -> None:
             proc.terminate()
             proc.wait(timeout=30)
     if not args.keep and not args.reuse:
-        drop_database(db.normalize_url(args.url), args.db)
+        recreate_database(db.normalize_url(args.url), args.db, drop_only=True)
     everything = [x for xs in latencies.values() for x in xs]
     report: dict[str, Any] = {
         "requests": len(everything),

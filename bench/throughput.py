@@ -32,7 +32,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,7 +44,7 @@ from typing import Any
 import httpx
 import psycopg
 import redis
-from psycopg import sql
+from harness import free_port, psycopg_url, recreate_database, wait_answering, with_db
 from sqlalchemy import Engine
 
 from cow006 import sandbox
@@ -65,32 +64,6 @@ BOTS = [
 ]
 NEWCOMER = "def play(view):\n    return sorted(view.hand)[(2 * len(view.hand)) // 3]\n"
 TARGET_RATED = 20
-
-
-def _with_db(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    scheme, _, rest = base.partition("://")
-    host = rest.split("/", 1)[0]
-    return f"{scheme}://{host}/{name}" + (f"?{query}" if query else "")
-
-
-def _psycopg_url(url: str) -> str:
-    return url.replace("postgresql+psycopg://", "postgresql://", 1)
-
-
-def recreate_database(admin_url: str, name: str, drop_only: bool = False) -> None:
-    with psycopg.connect(_psycopg_url(admin_url), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-        if not drop_only:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -180,7 +153,7 @@ class Platform:
     def start(self, workers: int, concurrency: int, tag: str) -> httpx.Client:
         """The API on a free port, ``workers`` workers playing ``concurrency`` matches each,
         the beat; a client of the API once it answers."""
-        port = _free_port()
+        port = free_port()
         py = sys.executable
         self.spawn(
             "api",
@@ -198,15 +171,8 @@ class Platform:
                 ],
             )
         self.spawn("beat", [py, "-m", "cow006_workers", "beat", "--loglevel=warning"])
-        api = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if api.get("/api/ladders").status_code == 200:
-                    return api
-            if time.monotonic() > deadline:
-                raise RuntimeError("the API did not start")
-            time.sleep(0.2)
+        wait_answering(f"http://127.0.0.1:{port}/api/ladders")
+        return httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
 
     def cpu(self) -> float:
         """CPU seconds used so far by the platform's processes and the bots they reaped."""
@@ -230,7 +196,7 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
     """One configuration on a fresh database; its figures."""
     db_name = f"{args.db}_{workers}"
     recreate_database(args.url, db_name)
-    db_url = _with_db(args.url, db_name)
+    db_url = with_db(args.url, db_name)
     redis.Redis.from_url(args.redis).flushdb()
     workdir = Path(tempfile.mkdtemp(prefix="cow006-throughput-"))
     depth = max(8, 4 * workers * args.concurrency)
@@ -283,7 +249,7 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
 
         time.sleep(args.warmup)
         services = lambda comm, _f: comm.startswith(("postgres", "redis-server"))  # noqa: E731
-        with psycopg.connect(_psycopg_url(db_url)) as conn:
+        with psycopg.connect(psycopg_url(db_url)) as conn:
             cpu0, svc0 = platform.cpu(), _cpu_seconds(services)
             load0 = os.getloadavg()[0]
             t0 = conn.execute("select clock_timestamp()").fetchone()[0]  # type: ignore[index]
@@ -307,7 +273,7 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
         headers, agent_id, number = upload("bench-newcomer", NEWCOMER)
         version_id = enter_when_active(headers, agent_id, number)
         t_entered = time.monotonic()
-        with psycopg.connect(_psycopg_url(db_url), autocommit=True) as conn:
+        with psycopg.connect(psycopg_url(db_url), autocommit=True) as conn:
             deadline = time.monotonic() + args.newcomer_timeout
             rated = 0
             while rated < TARGET_RATED and time.monotonic() < deadline:
@@ -361,7 +327,7 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
 def _problems(args: argparse.Namespace) -> list[str]:
     out = []
     try:
-        with psycopg.connect(_psycopg_url(args.url), connect_timeout=3):
+        with psycopg.connect(psycopg_url(args.url), connect_timeout=3):
             pass
     except Exception as exc:
         out.append(f"PostgreSQL at {args.url}: {exc}")

@@ -71,18 +71,21 @@ class Server:
         return self.out.read_text(errors="replace")[-3000:]
 
 
+def spawn(
+    argv: Sequence[str], *, cwd: Path, env: dict[str, str], out: Path, session: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in ``cwd``, its stdout and stderr to the file ``out``; with ``session``
+    in a session of its own (so that a test can kill it with all its descendants)."""
+    with open(out, "wb") as sink:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            argv, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=session
+        )
+
+
 def serve(argv: Sequence[str], *, cwd: Path, env: dict[str, str], out: Path) -> Server:
     """Start ``argv`` followed by ``--port PORT`` (a free one) in ``cwd``; its output to ``out``."""
     port = free_port()
-    with open(out, "wb") as sink:  # the child keeps its own copy of the descriptor
-        proc = subprocess.Popen(
-            [*argv, "--port", str(port)],
-            cwd=cwd,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    return Server(proc, port, out)
+    return Server(spawn([*argv, "--port", str(port)], cwd=cwd, env=env, out=out), port, out)
 
 
 def wait_http(server: Server, path: str, timeout: float = 60) -> None:

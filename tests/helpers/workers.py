@@ -46,7 +46,7 @@ from cow006_platform.models import (
 )
 from cow006_platform.settings import Settings
 from helpers import services
-from helpers.servers import clean_env, wait_for
+from helpers.servers import clean_env, spawn, wait_for
 from helpers.services import REDIS_DB, REDIS_HOST, REDIS_PORT
 
 # Trivial bots (distinct files, so distinct versions).
@@ -125,16 +125,9 @@ class Arena:
 
     def _spawn(self, name: str, args: list[str]) -> Proc:
         logfile = self.tmp / f"{name}.log"
-        out = open(self.tmp / f"{name}.out", "wb")  # noqa: SIM115 (kept by the child)
-        popen = subprocess.Popen(
-            [sys.executable, "-m", "cow006_workers", *args, f"--logfile={logfile}"],
-            env=self.env,
-            cwd=self.tmp,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        out.close()
+        argv = [sys.executable, "-m", "cow006_workers", *args, f"--logfile={logfile}"]
+        out = self.tmp / f"{name}.out"
+        popen = spawn(argv, cwd=self.tmp, env=self.env, out=out, session=True)
         proc = Proc(name, popen, logfile)
         self.procs.append(proc)
         return proc
