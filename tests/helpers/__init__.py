@@ -10,6 +10,7 @@
 - ``data``: rows made directly in the database, real match logs.
 - ``api``: the API tests' recording executor and ``Api`` client with shortcuts.
 - ``workers``: arenas of real worker processes on Redis and PostgreSQL, and their checks.
+- ``races``: one function run by several threads at the same instant.
 - ``hostile``: a match with an attacking bot at seat 0, in the sandbox.
 - ``hostile_api``: the hostile tests that go through the platform's app.
 - ``web``: a seeded arena for the page tests, a tiny HTML tree, replayed placements.

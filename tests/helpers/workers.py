@@ -410,6 +410,23 @@ def failures(factory: sessionmaker[Session]) -> list[tuple[int, int, str | None]
         return [(int(i), int(a), e) for i, a, e in rows]
 
 
+def in_flight(factory: sessionmaker[Session]) -> set[int]:
+    """The ids of the matches queued or running."""
+    with db.session_scope(factory) as s:
+        unsettled = [MatchStatus.queued, MatchStatus.running]
+        return set(s.scalars(select(Match.id).where(Match.status.in_(unsettled))))
+
+
+def assert_sound(factory: sessionmaker[Session]) -> int:
+    """No match failed, every finished rated match is rated exactly once and every stored log
+    replays; the number of rated matches."""
+    failed = failures(factory)
+    assert not failed, failed
+    rated = assert_rated_once(factory)
+    assert_logs_verify(factory)
+    return rated
+
+
 def seats_of(factory: sessionmaker[Session], match_id: int) -> list[int]:
     with db.session_scope(factory) as s:
         return list(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import threading
 from collections import Counter
 
 import pytest
 from helpers import data as dt
+from helpers import races
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -183,25 +183,14 @@ def test_a_round_is_created_once_when_two_finishers_race(session_factory: Factor
         leagues.start_league(s, lg)
     for mid in _round_matches(session_factory, lid, 1):
         dt.play_and_finish(session_factory, mid)
-    barrier = threading.Barrier(3)
-    errors: list[BaseException] = []
 
     def advance() -> None:
-        try:
-            barrier.wait(10)
-            with db.session_scope(session_factory) as s:
-                found = s.get(League, lid)
-                assert found is not None
-                leagues.start_league(s, found)
-        except BaseException as exc:
-            errors.append(exc)
+        with db.session_scope(session_factory) as s:
+            found = s.get(League, lid)
+            assert found is not None
+            leagues.start_league(s, found)
 
-    threads = [threading.Thread(target=advance) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert errors == []
+    assert races.at_once(advance, 3) == []
     assert len(_round_matches(session_factory, lid, 2)) == 2
     with db.session_scope(session_factory) as s:
         statuses = set(s.scalars(select(Match.status).where(Match.league_id == lid)))

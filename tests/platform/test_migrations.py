@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from helpers import data as dt
+from helpers import races
 from sqlalchemy import inspect, text
 from sqlalchemy.orm import sessionmaker
 
 from cow006_platform import db, migrate, models
 
 HEAD = "0007"
+
+
+def _downgrade(db_url: str, revision: str) -> None:
+    """``alembic downgrade REVISION`` on ``db_url``, on a connection of the platform's engine."""
+    from alembic import command
+
+    engine = db.make_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            cfg = migrate.config(db_url)
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, revision)
+    finally:
+        engine.dispose()
 
 
 def test_upgrade_creates_exactly_the_models_schema(db_url: str) -> None:
@@ -42,14 +55,9 @@ def test_one_head_and_downgrade_to_empty(db_url: str) -> None:
     script = ScriptDirectory.from_config(migrate.config())
     assert script.get_heads() == [HEAD]
     migrate.upgrade(db_url)
+    _downgrade(db_url, "base")
     engine = db.make_engine(db_url)
     try:
-        from alembic import command
-
-        with engine.begin() as conn:
-            cfg = migrate.config(db_url)
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "base")
         with engine.connect() as conn:
             assert set(inspect(conn).get_table_names()) <= {"alembic_version"}
     finally:
@@ -60,20 +68,7 @@ def test_concurrent_upgrades_wait_for_each_other(db_url: str) -> None:
     """Replicas starting together (each runs ``cow006 db upgrade`` on start) all succeed."""
     if not db_url.startswith("postgresql"):
         pytest.skip("SQLite: one machine, one file; replicas are a PostgreSQL matter")
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            migrate.upgrade(db_url)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert errors == []
+    assert races.at_once(lambda: migrate.upgrade(db_url), 3, timeout=120) == []
     assert migrate.current(db_url) == HEAD
 
 
@@ -113,16 +108,7 @@ def test_down_and_up_again_keep_every_row(db_url: str) -> None:
         "ladders": 1,
         "ladder_entries": 3,
     }
-    from alembic import command
-
-    engine = db.make_engine(db_url)
-    try:
-        with engine.begin() as conn:
-            cfg = migrate.config(db_url)
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0002")
-    finally:
-        engine.dispose()
+    _downgrade(db_url, "0002")
     assert _counts(db_url) == before
     migrate.upgrade(db_url)
     assert _counts(db_url) == before

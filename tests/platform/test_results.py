@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from helpers import data as dt
+from helpers import races
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -32,6 +33,15 @@ def _queued(factory: Factory, n: int = 4, **kwargs: Any) -> int:
         if kwargs.pop("on_ladder", False):
             kwargs["ladder_id"] = dt.ladder(s).id
         return results.create_match(s, version_ids=vids, **kwargs).id
+
+
+def _queued_ladder_match(factory: Factory) -> tuple[int, dict[str, Any]]:
+    """A queued 4-player ladder match and a real log of it (not delivered yet)."""
+    mid = _queued(factory, 4, kind=MatchKind.ladder, on_ladder=True)
+    with db.session_scope(factory) as s:
+        m = s.get(Match, mid)
+        assert m is not None
+        return mid, dt.log_for(m)
 
 
 def _snapshot(factory: Factory, match_id: int) -> dict[str, Any]:
@@ -163,11 +173,7 @@ def test_fail_match(session_factory: Factory) -> None:
 
 def test_a_second_delivery_waits_for_the_first_and_is_ignored(session_factory: Factory) -> None:
     """Deterministic race: delivery A holds the lock (not committed) while B arrives."""
-    mid = _queued(session_factory, 4, kind=MatchKind.ladder, on_ladder=True)
-    with db.session_scope(session_factory) as s:
-        m = s.get(Match, mid)
-        assert m is not None
-        log = dt.log_for(m)
+    mid, log = _queued_ladder_match(session_factory)
     a_applied = threading.Event()
     release_a = threading.Event()
     outcome: dict[str, Any] = {}
@@ -202,30 +208,15 @@ def test_a_second_delivery_waits_for_the_first_and_is_ignored(session_factory: F
 
 def test_racing_deliveries_apply_exactly_once(session_factory: Factory) -> None:
     """Free-for-all: several connections deliver the same result at the same instant."""
-    mid = _queued(session_factory, 4, kind=MatchKind.ladder, on_ladder=True)
-    with db.session_scope(session_factory) as s:
-        m = s.get(Match, mid)
-        assert m is not None
-        log = dt.log_for(m)
+    mid, log = _queued_ladder_match(session_factory)
     n = 4
-    barrier = threading.Barrier(n)
     got: list[bool] = []
-    errors: list[BaseException] = []
 
     def deliver() -> None:
-        try:
-            barrier.wait(10)
-            with db.session_scope(session_factory) as s:
-                got.append(results.finish_match(s, mid, log, [None] * 4))
-        except BaseException as exc:  # reported below
-            errors.append(exc)
+        with db.session_scope(session_factory) as s:
+            got.append(results.finish_match(s, mid, log, [None] * 4))
 
-    threads = [threading.Thread(target=deliver) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert errors == []
+    assert races.at_once(deliver, n) == []
     assert sorted(got) == [False] * (n - 1) + [True]
     snap = _snapshot(session_factory, mid)
     assert snap["points"] == 4 and [r[3] for r in snap["ratings"]] == [1, 1, 1, 1]
