@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
+.PHONY: run test test-fast lint bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
 	bench-abuse venv clean docs
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
@@ -24,11 +24,22 @@ run: $(STAMP)
 	$(VENV)/bin/cow006 serve --host $${HOST:-127.0.0.1} --port $${PORT:-8000} \
 		--workers $${WORKERS:-2}
 
+# Every test, the slow ones included (sandboxed matches, real worker processes, servers in
+# subprocesses, the browser): what CI runs.
 test: $(STAMP)
 	bash .ci/system-deps.sh test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest $${PYTEST_ARGS:-}
+
+# The inner loop: ruff and the tests not marked `slow` (pyproject's marker: over about 2 s, or
+# needing the sandbox, the services, the browser or real worker processes); under a minute on
+# a 2-core machine.  `make test` still runs everything.
+test-fast: $(STAMP)
+	bash .ci/system-deps.sh test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pytest -m "not slow" $${PYTEST_ARGS:-}
 
 # Regenerates what docs hold generated from the code (the table of settings).
 docs: $(STAMP)

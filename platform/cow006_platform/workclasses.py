@@ -185,6 +185,12 @@ def _retry_after_hour(session: Session, where: list[ColumnElement[bool]], since:
     return max(1, int((oldest + timedelta(hours=1) - utcnow()).total_seconds()) + 1)
 
 
+def _hour_full(session: Session, where: list[ColumnElement[bool]], cap: int) -> bool:
+    """Whether the matches ``where`` selects (the last hour's challenges of someone) reach
+    ``cap``."""
+    return (session.scalar(select(func.count(Match.id)).where(*where)) or 0) >= cap
+
+
 def challenge_refusal(
     session: Session, settings: Settings, user_id: int, address: str | None
 ) -> Refusal | None:
@@ -194,24 +200,19 @@ def challenge_refusal(
     since = now - timedelta(hours=1)
     hourly = [Match.kind == MatchKind.challenge, Match.created_at >= since]
     mine = [*hourly, Match.requested_by == user_id]
-    if (session.scalar(select(func.count(Match.id)).where(*mine)) or 0) >= (
-        settings.challenges_per_hour
-    ):
+    if _hour_full(session, mine, settings.challenges_per_hour):
         return Refusal(
             f"You may ask for at most {settings.challenges_per_hour} challenges an hour; "
             "try again later.",
             _retry_after_hour(session, mine, since),
         )
-    if address is not None:
-        here = [*hourly, Match.requested_from == address]
-        if (session.scalar(select(func.count(Match.id)).where(*here)) or 0) >= (
-            settings.challenges_per_hour_per_address
-        ):
-            return Refusal(
-                f"At most {settings.challenges_per_hour_per_address} challenges an hour may be "
-                "asked for from one address, whatever the account; try again later.",
-                _retry_after_hour(session, here, since),
-            )
+    here = [*hourly, Match.requested_from == address]
+    if address is not None and _hour_full(session, here, settings.challenges_per_hour_per_address):
+        return Refusal(
+            f"At most {settings.challenges_per_hour_per_address} challenges an hour may be "
+            "asked for from one address, whatever the account; try again later.",
+            _retry_after_hour(session, here, since),
+        )
     # The unfinished challenges: few (the arena-wide cap bounds them), read once; asking
     # again makes sense once one of them has been played.
     wait = 30
