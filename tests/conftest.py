@@ -64,7 +64,8 @@ def match_log(random_agents: MakeAgents) -> Callable[[int, int], dict[str, Any]]
     return make
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+# The PostgreSQL half needs the server (a service): it is ``slow``, left out by make test-fast.
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A URL of an empty database: a new SQLite file, or a new PostgreSQL schema."""
     if request.param == "sqlite":

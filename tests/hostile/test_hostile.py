@@ -37,6 +37,9 @@ from cow006 import bots, play_match, sandbox, verify
 from cow006.host import Limits, RemoteAgent
 from cow006.sandbox._uids import uid_procs
 
+# Attacks in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "bots"
 GOOD = HERE / "good_bot.py"

@@ -54,6 +54,9 @@ from cow006_platform.models import (
 )
 from cow006_workers import runs, scheduler, validation
 
+# Attacks in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 FAIR_BOTS = pt.BOTS / "fairness"
 
 # Seeds long enough never to turn up by chance in a page (ids, times, ETags).

@@ -43,6 +43,9 @@ from cow006.sandbox._procfs import neutral_proc
 from cow006.sandbox._staging import reachable_by_others
 from cow006.sandbox._uids import uid_procs
 
+# Attacks in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 KERNEL_BOTS = HERE / "bots" / "kernel"
 GOOD = HERE / "good_bot.py"

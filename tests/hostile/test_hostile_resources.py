@@ -39,6 +39,9 @@ from cow006.cgroups._mounts import below
 from cow006.host import Limits, RemoteAgent, TimedAgent
 from cow006.sandbox._uids import uid_procs
 
+# Attacks in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 BOTS = HERE / "bots" / "resources"
 GOOD = HERE / "good_bot.py"

@@ -52,6 +52,9 @@ from cow006_platform.models import (
 )
 from cow006_workers import lease, runs, validation
 
+# Attacks in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 TEXT_BOTS = pt.BOTS / "text"
 
 SLOW = "import time\n\ndef play(view):\n    time.sleep(60)\n    return min(view.hand)\n"

@@ -19,6 +19,9 @@ from typer.testing import CliRunner
 from cow006_platform import db, debris, models, storage
 from cow006_platform.settings import Settings
 
+# Processes killed with SIGKILL and restarted: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 CHILD = r"""
 import io, sys, zipfile
 from cow006_platform import db, models, security, storage

@@ -20,6 +20,9 @@ import httpx
 import pytest
 from helpers import servers
 
+# A real server in a subprocess, 300 MB bodies: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 BIG = 300 * 1024 * 1024
 CHUNK = 256 * 1024
 BOUNDARY = "cow006-boundary"

@@ -33,6 +33,9 @@ from cow006_platform import models, results
 from cow006_platform.app import create_app
 from cow006_platform.settings import Settings
 
+# Hundreds of generated requests, over 10 s: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 MAX_EXAMPLES = 6
 CHECKS = [
     not_a_server_error,

@@ -27,6 +27,9 @@ from cow006 import client, sandbox
 from cow006 import log as match_log
 from cow006.cli import app
 
+# A real arena in a subprocess, bots in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 runner = CliRunner()
 
 STARTUP_TIMEOUT = 60.0  # seconds for the server to answer (migrations run at startup)

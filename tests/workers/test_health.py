@@ -25,6 +25,9 @@ from cow006_platform.settings import Settings
 from cow006_workers import runs
 from cow006_workers.context import Context
 
+# cow006 ready in subprocesses, the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 
 def ready(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("COW006_")}

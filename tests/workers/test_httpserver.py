@@ -19,6 +19,9 @@ from cow006_platform.settings import Settings
 from cow006_workers.cli import build_app
 from cow006_workers.httpserver import parse_address
 
+# cow006 api in a subprocess: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 
 def _start(root: Path, **env_settings: str) -> servers.Server:
     """``cow006 api`` on a free port, ``env_settings`` as COW006_* variables; once it answers."""

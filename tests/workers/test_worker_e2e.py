@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from helpers import servers
 from helpers import workers as wt
@@ -18,6 +19,9 @@ from helpers import workers as wt
 from cow006_platform import db, security
 from cow006_platform.app import create_app
 from cow006_platform.executor import CeleryExecutor
+
+# Real worker processes on Redis and PostgreSQL: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
 
 BROKEN = "import no_such_module_anywhere\n\ndef play(view):\n    return view.hand[0]\n"
 

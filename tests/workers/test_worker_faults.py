@@ -20,6 +20,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from helpers import servers, services
 from helpers import workers as wt
 from sqlalchemy import select
@@ -28,6 +29,9 @@ from cow006_platform import db
 from cow006_platform.db import aware
 from cow006_platform.executor import CeleryExecutor
 from cow006_platform.models import Ladder, LadderState, Match, MatchStatus, utcnow
+
+# Real worker processes killed mid-match: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
 
 KILLS = 20
 

@@ -16,7 +16,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from helpers import servers, services
+
+# The whole arena in subprocesses: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
 
 Ident = tuple[int, int]  # (pid, start time): a pid alone may be reused
 

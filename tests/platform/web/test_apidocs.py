@@ -18,6 +18,9 @@ from cow006_platform.settings import Settings
 from cow006_platform.web.apidocs import REDOC_STYLES
 from cow006_platform.web.routes import CSP
 
+# Chromium renders the API docs: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def client(tmp_path: Path) -> Any:

@@ -19,6 +19,9 @@ from helpers.web import BUILTINS, REJECTION, finish_stored, placement_steps
 
 from cow006 import sandbox
 
+# Chromium drives every page here: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 require_browser(module=True)  # one skip for the module (a failure under CI=true)
 
 ROWS_JS = """() => [...document.querySelectorAll('#board ol[data-row]')].map(
