@@ -32,6 +32,7 @@ def cli_env(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Settings:
     return settings
 
 
+@pytest.mark.slow
 def test_create_user_prints_a_working_token_once(cli_env: Settings) -> None:
     app = build_app()
     r = runner.invoke(app, ["admin", "create-user", "boss", "--admin"])
@@ -161,6 +162,7 @@ def _state(factory: Any, model: Any, ident: int, column: str) -> Any:
         return getattr(session.get(model, ident), column)
 
 
+@pytest.mark.slow
 def test_pause_and_resume_a_ladder(cli_env: Settings, engines: list[Any]) -> None:
     from cow006_workers import scheduler
 
@@ -187,6 +189,7 @@ def test_pause_and_resume_a_ladder(cli_env: Settings, engines: list[Any]) -> Non
     assert r.exit_code == 1 and r.stderr == "error: no ladder named 'nope'\n"
 
 
+@pytest.mark.slow
 def test_a_disabled_agent_is_left_out(cli_env: Settings, engines: list[Any]) -> None:
     from cow006_platform import security
     from cow006_workers import scheduler
@@ -257,6 +260,7 @@ def _sent(broker_url: str) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 def test_requeue_failed_matches_are_played_and_rated_once(
     cli_env: Settings, engines: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

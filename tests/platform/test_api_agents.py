@@ -6,6 +6,7 @@ import io
 import stat
 import zipfile
 
+import pytest
 from helpers.api import BOT_SOURCE, Api, RecordingExecutor
 from sqlalchemy import select
 
@@ -64,6 +65,7 @@ def test_upload_creates_numbered_versions_and_submits_validation(
     assert api.client.get(f"/api/agents/{aid}/versions/3").status_code == 404
 
 
+@pytest.mark.slow
 def test_identical_upload_is_a_duplicate(api: Api) -> None:
     alice, bob = api.user("alice"), api.user("bob")
     aid = api.agent(alice)
@@ -119,6 +121,7 @@ def test_bad_uploads_are_refused_and_store_nothing(api: Api, executor: Recording
     assert executor.validations == []
 
 
+@pytest.mark.slow
 def test_only_the_owner_uploads(api: Api) -> None:
     alice, bob, admin = api.user("alice"), api.user("bob"), api.user("root", admin=True)
     aid = api.agent(alice)

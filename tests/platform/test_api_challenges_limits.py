@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from helpers.api import Api, RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import select
@@ -47,6 +48,7 @@ def _refused(r: Any, status: int = 429) -> str:
     return detail
 
 
+@pytest.mark.slow
 def test_unfinished_challenges_are_capped_per_user(api: Api) -> None:
     _settings(api).challenges_queued_per_user = 2
     w = _world(api)
@@ -79,6 +81,7 @@ def test_unfinished_challenges_are_capped_in_all(api: Api) -> None:
     assert "The arena has 3 challenges waiting" in detail
 
 
+@pytest.mark.slow
 def test_a_version_of_another_owner_is_seated_in_a_few_unfinished_challenges(api: Api) -> None:
     _settings(api).challenges_per_opponent = 2
     w = _world(api)
@@ -143,6 +146,7 @@ def test_challenges_are_capped_per_address_across_accounts(api: Api) -> None:
     assert there.post("/api/challenges", json=body, headers=accounts[3]).status_code == 201
 
 
+@pytest.mark.slow
 def test_unfinished_challenges_are_capped_per_address(api: Api) -> None:
     settings = _settings(api)
     settings.challenges_queued_per_address = 2
@@ -203,6 +207,7 @@ def test_challenges_wait_held_and_are_admitted_one_slot_at_a_time(
     assert workclasses.release_challenges(api.session_factory, settings) == []
 
 
+@pytest.mark.slow
 def test_admission_keeps_challenges_to_their_share_while_ladder_work_waits(
     api: Api,
 ) -> None:

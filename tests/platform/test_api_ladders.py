@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers.api import Api, RecordingExecutor, new_match, play_and_finish
 from sqlalchemy import select
 
@@ -57,6 +58,7 @@ def test_ladder_states_are_set_by_admins(api: Api) -> None:
     )
 
 
+@pytest.mark.slow
 def test_entries_switch_versions_and_withdraw(api: Api, executor: RecordingExecutor) -> None:
     admin, alice, bob = api.user("root", admin=True), api.user("alice"), api.user("bob")
     lid = api.ladder(admin)
@@ -100,6 +102,7 @@ def test_entries_switch_versions_and_withdraw(api: Api, executor: RecordingExecu
     assert r.status_code == 409 and "closed" in r.json()["detail"]
 
 
+@pytest.mark.slow
 def test_leaderboard_ranks_by_conservative_rating(api: Api) -> None:
     admin, alice = api.user("root", admin=True), api.user("alice")
     lid = api.ladder(admin, players=2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers.api import Api, RecordingExecutor, play_and_finish
 
 from cow006_workers import scheduler
@@ -12,6 +13,7 @@ def _versions(api: Api, n: int) -> tuple[dict[str, str], list[int]]:
     return alice, [api.upload(alice, api.agent(alice, f"cow-{i}"))["id"] for i in range(n)]
 
 
+@pytest.mark.slow
 def test_admins_create_leagues_of_active_versions(api: Api, executor: RecordingExecutor) -> None:
     admin = api.user("root", admin=True)
     alice, vids = _versions(api, 5)

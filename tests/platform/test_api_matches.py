@@ -58,6 +58,7 @@ def test_challenges_are_unrated_matches_any_user_may_ask_for(
     assert [p["version_id"] for p in r.json()["participants"]] == [w["vb"], a2["id"]]
 
 
+@pytest.mark.slow
 def test_challenges_refuse_what_cannot_play(api: Api, executor: RecordingExecutor) -> None:
     w = _world(api)
     va, vb, alice = w["va"], w["vb"], w["alice"]
@@ -97,6 +98,7 @@ def test_challenges_per_hour_are_capped(api: Api) -> None:
     assert api.client.post("/api/challenges", json=body, headers=w["bob"]).status_code == 201
 
 
+@pytest.mark.slow
 def test_matches_list_filter_and_show_results(api: Api) -> None:
     w = _world(api)
     c = api.agent(w["bob"], "cat")
@@ -182,6 +184,7 @@ def test_rating_history_and_head_to_head(api: Api) -> None:
     assert api.client.get(f"/api/agents/{w['a']}/head-to-head/999").status_code == 404
 
 
+@pytest.mark.slow
 def test_end_to_end_upload_validate_and_play_in_the_sandbox(tmp_path: Path) -> None:
     """Real bots: uploaded, validated and played by the workers' code in this process,
     sandboxed (on SQLite alone: the databases are covered by the tests above)."""
@@ -224,6 +227,7 @@ def test_end_to_end_upload_validate_and_play_in_the_sandbox(tmp_path: Path) -> N
         assert client.get(f"/api/matches/{mid}/seats/0/stderr", headers=bob).status_code == 403
 
 
+@pytest.mark.slow
 def test_the_seed_of_a_match_not_finished_is_for_admins_only(api: Api) -> None:
     w = _world(api)
     f = api.session_factory

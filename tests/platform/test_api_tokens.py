@@ -48,6 +48,7 @@ def two_apps(settings: Settings) -> Iterator[tuple[TestClient, TestClient]]:
         yield clients[0], clients[1]
 
 
+@pytest.mark.slow
 def test_tokens_are_named_listed_by_prefix_and_revoked(api: Api) -> None:
     c = api.client
     first = register(c, "alice")
@@ -120,6 +121,7 @@ def test_rotation_replaces_a_token_in_one_call(api: Api) -> None:
     assert r.status_code == 409 and "revoked" in r.json()["detail"]
 
 
+@pytest.mark.slow
 def test_expired_tokens_are_refused_and_the_number_of_tokens_is_capped(api: Api) -> None:
     c = api.client
     first = register(c, "alice")
@@ -145,6 +147,7 @@ def test_expired_tokens_are_refused_and_the_number_of_tokens_is_capped(api: Api)
     assert len(c.get(TOKENS, headers=bearer(first)).json()["items"]) == cap
 
 
+@pytest.mark.slow
 def test_a_revoked_token_is_refused_at_once_by_every_api_process(
     two_apps: tuple[TestClient, TestClient],
 ) -> None:
@@ -181,6 +184,7 @@ MALFORMED: list[Any] = [
 ]
 
 
+@pytest.mark.slow
 def test_a_malformed_authorization_header_is_a_401_not_anonymous(api: Api) -> None:
     c = api.client
     good = register(c, "alice")
@@ -213,6 +217,7 @@ def fresh_window(period: int, need: float) -> None:
         time.sleep(left + 0.05)
 
 
+@pytest.mark.slow
 def test_failed_sign_ins_are_throttled_per_address_across_processes(settings: Settings) -> None:
     limited = settings.model_copy(update={"auth_failures_per_minute_per_address": 3})
     apps = [create_app(limited, executor=RecordingExecutor()) for _ in range(2)]
@@ -265,6 +270,7 @@ def test_client_addresses_group_ipv6_by_64() -> None:
     assert addr("testclient") == "testclient"
 
 
+@pytest.mark.slow
 def test_the_openapi_document_says_which_operations_are_public(api: Api) -> None:
     paths = api.client.get("/openapi.json").json()["paths"]
     required = [{"HTTPBearer": []}]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from helpers.api import Api
 from sqlalchemy import select
 
 from cow006_platform import models
 
 
+@pytest.mark.slow
 def test_register_shows_the_token_once_and_stores_its_hash(api: Api) -> None:
     r = api.client.post("/api/users", json={"name": "alice"})
     assert r.status_code == 201
@@ -30,6 +32,7 @@ def test_register_shows_the_token_once_and_stores_its_hash(api: Api) -> None:
     assert profile["created_at"].endswith(("Z", "+00:00"))  # RFC 3339 on both databases
 
 
+@pytest.mark.slow
 def test_register_refuses_taken_and_bad_names(api: Api) -> None:
     assert api.client.post("/api/users", json={"name": "bob"}).status_code == 201
     r = api.client.post("/api/users", json={"name": "bob"})
@@ -42,6 +45,7 @@ def test_register_refuses_taken_and_bad_names(api: Api) -> None:
         assert session.scalars(select(models.User.name)).all() == ["bob"]
 
 
+@pytest.mark.slow
 def test_tokens_are_checked(api: Api) -> None:
     assert api.client.get("/api/users/me").status_code == 401
     r = api.client.get("/api/users/me", headers={"Authorization": "Bearer nope"})
@@ -53,6 +57,7 @@ def test_tokens_are_checked(api: Api) -> None:
     assert api.client.get("/api/users", headers={"Authorization": "Basic eDp5"}).status_code == 401
 
 
+@pytest.mark.slow
 def test_profiles_and_pages(api: Api) -> None:
     for i in range(5):
         api.user(f"user-{i}")
@@ -68,6 +73,7 @@ def test_profiles_and_pages(api: Api) -> None:
     assert api.client.get("/api/users", params={"offset": -1}).status_code == 422
 
 
+@pytest.mark.slow
 def test_errors_are_json_even_for_bugs(api: Api) -> None:
     from fastapi.testclient import TestClient
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from helpers.api import Api, new_match, play_and_finish
 from sqlalchemy import select
 
@@ -200,6 +201,7 @@ def test_the_matrix_covers_every_route(api: Api) -> None:
     assert routes == covered
 
 
+@pytest.mark.slow
 def test_authorization_matrix(api: Api) -> None:
     headers, ids = _world(api)
     wrong: list[str] = []
@@ -225,6 +227,7 @@ def test_authorization_matrix(api: Api) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_docs_are_public(api: Api) -> None:
     assert api.client.get("/docs").status_code == 200
     schema = api.client.get("/openapi.json").json()

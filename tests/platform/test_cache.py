@@ -76,6 +76,7 @@ def test_routes_and_their_tags() -> None:
     assert route_tags("/api/users/me", "") is None
 
 
+@pytest.mark.slow
 def test_a_second_read_is_a_hit_with_the_same_bytes(fast_api: Api) -> None:
     ladder, _, _ = _ladder_with_entries(fast_api)
     url = f"/api/ladders/{ladder}/leaderboard"
@@ -101,12 +102,14 @@ def test_callers_with_a_token_bypass_the_cache(fast_api: Api) -> None:
     assert fast_api.client.get(f"/api/agents/{agent}").headers["x-cache"] == "miss"
 
 
+@pytest.mark.slow
 def test_errors_are_not_cached(fast_api: Api) -> None:
     for _ in range(2):
         r = fast_api.client.get("/api/agents/999")
         assert r.status_code == 404 and r.headers.get("x-cache") != "hit"
 
 
+@pytest.mark.slow
 def test_own_writes_are_seen_at_once(fast_api: Api) -> None:
     ladder, versions, _ = _ladder_with_entries(fast_api)
     url = f"/api/ladders/{ladder}/leaderboard"
@@ -158,6 +161,7 @@ engine.dispose()
 """
 
 
+@pytest.mark.slow
 def test_writes_of_other_processes_are_seen_within_the_poll(fast_api: Api, db_url: str) -> None:
     ladder, _, _ = _ladder_with_entries(fast_api, n=1)
     url = f"/api/ladders/{ladder}"
@@ -171,6 +175,7 @@ def test_writes_of_other_processes_are_seen_within_the_poll(fast_api: Api, db_ur
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_a_finished_match_announces_its_ladder_agents_and_match(api: Api) -> None:
     ladder, versions, _ = _ladder_with_entries(api)
     factory = api.session_factory
@@ -189,6 +194,7 @@ def test_a_finished_match_announces_its_ladder_agents_and_match(api: Api) -> Non
     assert "*" not in tags
 
 
+@pytest.mark.slow
 def test_a_rolled_back_write_announces_nothing(api: Api) -> None:
     factory = api.session_factory
     with factory() as session:
@@ -242,6 +248,7 @@ def _until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_a_new_process_warms_the_pages_people_read(
     fast_api: Api, db_url: str, tmp_path: Path
 ) -> None:
@@ -276,6 +283,7 @@ def test_a_new_process_warms_the_pages_people_read(
         assert cache.misses == 0
 
 
+@pytest.mark.slow
 def test_warming_is_off_at_zero_and_never_outgrows_the_budget(
     fast_api: Api, db_url: str, tmp_path: Path
 ) -> None:
@@ -297,6 +305,7 @@ def test_warming_is_off_at_zero_and_never_outgrows_the_budget(
             assert not app.state.page_cache.entries
 
 
+@pytest.mark.slow
 def test_a_read_page_whose_data_changes_is_rendered_again_before_the_next_read(
     fast_api: Api,
 ) -> None:
@@ -433,6 +442,7 @@ def test_pages_people_read_are_rendered_again_before_any_warming_left() -> None:
     assert list(cache.pending) == ["/api/agents/3", "/api/agents/1", "/api/agents/2"]
 
 
+@pytest.mark.slow
 def test_tokens_and_throttling_announce_nothing(api: Api) -> None:
     """Using, creating and revoking tokens and counting an address's failures write tables no
     public page shows: they must not drop the page caches of every API process."""

@@ -54,6 +54,7 @@ def _ladder_with_entry(api: Api) -> tuple[int, int]:
     return ladder, api.entrant(ladder)[0]
 
 
+@pytest.mark.slow
 def test_the_junk_parameter_attack_stays_within_the_budget(api: Api) -> None:
     ladder, agent = _ladder_with_entry(api)
     cache = _cache(api)
@@ -83,6 +84,7 @@ def test_the_junk_parameter_attack_stays_within_the_budget(api: Api) -> None:
     assert statuses <= {200, 422}
 
 
+@pytest.mark.slow
 def test_key_bytes_count_against_the_budget(db_url: str, tmp_path: Path) -> None:
     for api in _api(db_url, tmp_path):
         _, agent = _ladder_with_entry(api)
@@ -104,6 +106,7 @@ def test_key_bytes_count_against_the_budget(db_url: str, tmp_path: Path) -> None
         ("leaderboard?limit=50&limit=200", "leaderboard", "limit", 50),
     ],
 )
+@pytest.mark.slow
 def test_repeated_parameters_do_not_change_what_another_reader_gets(
     api: Api, attack: str, victim: str, field: str, value: int
 ) -> None:
@@ -125,6 +128,7 @@ def test_repeated_parameters_have_no_cache_key() -> None:
     assert page_key("/api/agents/1/ratings", "offset=2") == "/api/agents/1/ratings?offset=2"
 
 
+@pytest.mark.slow
 def test_every_entry_has_a_maximum_age_read_or_not(db_url: str, tmp_path: Path) -> None:
     for api in _api(db_url, tmp_path, cache_max_age=0.5):
         _, agent = _ladder_with_entry(api)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from helpers.api import Api
 from sqlalchemy import func, select
 
@@ -52,6 +53,7 @@ def _raw(text: str) -> bytes:
     return text.encode("latin-1")
 
 
+@pytest.mark.slow
 def test_every_json_route_answers_hostile_text_with_json(api: Api) -> None:
     admin = api.user("root", admin=True)
     agent = api.agent(admin, "mine")
@@ -79,6 +81,7 @@ def test_every_json_route_answers_hostile_text_with_json(api: Api) -> None:
         assert session.scalar(select(func.count(models.User.id))) == before
 
 
+@pytest.mark.slow
 def test_the_echoed_input_is_cleaned_and_bounded(api: Api) -> None:
     as_json = {"Content-Type": "application/json"}
     body = b'{"name": "\\ud800' + b"a" * 30_000 + b'"}'

@@ -54,6 +54,7 @@ def play(view):
 PLAIN = "def play(view):\n    return max(view.hand)\n"
 
 
+@pytest.mark.slow
 def test_ladders_have_a_cpu_share(api: Api) -> None:
     admin = api.user("root", admin=True)
     r = api.client.post("/api/ladders", json={"name": "main"}, headers=admin)
@@ -67,6 +68,7 @@ def test_ladders_have_a_cpu_share(api: Api) -> None:
         assert r.status_code == 422, bad
 
 
+@pytest.mark.slow
 def test_a_ladder_match_runs_with_the_ladders_cpu_share(
     session_factory: Factory, settings: Settings
 ) -> None:

@@ -43,6 +43,7 @@ def _stats(plan: list[list[tuple[int, ...]]], n: int) -> tuple[list[int], list[C
         (40, 4, 20, 2, 2),
     ],
 )
+@pytest.mark.slow
 def test_schedule_balances_pairs_and_seats(
     n: int, size: int, rounds: int, pair_spread: int, seat_spread: int
 ) -> None:
@@ -100,6 +101,7 @@ def _round_matches(factory: Factory, league_id: int, league_round: int) -> list[
         )
 
 
+@pytest.mark.slow
 def test_a_league_from_start_to_standings(session_factory: Factory) -> None:
     vids = dt.versions(session_factory, 6)
     with db.session_scope(session_factory) as s:
@@ -174,6 +176,7 @@ def test_start_league_needs_two_entrants(session_factory: Factory) -> None:
             leagues.start_league(s, lg)
 
 
+@pytest.mark.slow
 def test_a_round_is_created_once_when_two_finishers_race(session_factory: Factory) -> None:
     """Two workers finishing the last matches of a round both ask for the next one."""
     vids = dt.versions(session_factory, 4)

@@ -65,17 +65,20 @@ def scrape(client: TestClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], 
     return out
 
 
+@pytest.mark.slow
 def test_healthz_is_ok_without_io(client: TestClient) -> None:
     r = client.get("/healthz")
     assert r.status_code == 200 and r.json() == {"status": "ok"}
 
 
+@pytest.mark.slow
 def test_readyz_checks_the_database_and_the_broker(client: TestClient) -> None:
     r = client.get("/readyz")
     assert r.status_code == 200, r.text
     assert r.json() == {"status": "ready", "checks": {"database": "ok", "broker": "ok"}}
 
 
+@pytest.mark.slow
 def test_readyz_is_503_with_a_dead_broker_quickly(ops_settings: Settings) -> None:
     from helpers.api import RecordingExecutor
 
@@ -104,6 +107,7 @@ def test_a_hanging_check_is_cut_short() -> None:
     assert time.monotonic() - started < 2
 
 
+@pytest.mark.slow
 def test_ops_routes_are_not_in_the_api_schema(client: TestClient) -> None:
     paths = client.get("/openapi.json").json()["paths"]
     assert not {"/healthz", "/readyz", "/metrics"} & set(paths)
@@ -150,6 +154,7 @@ def _world(factory: sessionmaker[Session], cfg: Settings) -> dict[str, Any]:
     return {"played": played, "faulty": played[2], "ladder": lid}
 
 
+@pytest.mark.slow
 def test_metrics_count_what_the_database_holds(
     client: TestClient, ops_settings: Settings, tmp_path: Path
 ) -> None:
@@ -238,6 +243,7 @@ def test_requests_are_labelled_by_their_whole_route_template(client: TestClient)
     assert not any(route.startswith("/{") or route == "" for route, _ in seen), seen
 
 
+@pytest.mark.slow
 def test_the_page_cache_is_measured_and_its_hits_counted_under_their_route(
     client: TestClient,
 ) -> None:

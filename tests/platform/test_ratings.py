@@ -57,6 +57,7 @@ def test_default_draw_probability_is_the_ladder_default() -> None:
     assert ratings.DEFAULT_PARAMS["draw_probability"] == ratings.DEFAULT_DRAW_PROBABILITY
 
 
+@pytest.mark.slow
 def test_draw_probability_measurement_is_in_line() -> None:
     """A short run of the measurement behind the constant (the real one: 5000 matches)."""
     found = ratings.measure_draw_probability(200, seed=3)
@@ -140,6 +141,7 @@ def test_apply_match_refuses_what_cannot_be_rated(session_factory: Factory) -> N
         assert s.scalar(select(func.count()).select_from(Rating)) == 0
 
 
+@pytest.mark.slow
 def test_rerate_reaches_the_incremental_numbers(session_factory: Factory) -> None:
     lid, _, mids = _ladder_matches(session_factory, 6, 14, seed=2)
     rng = random.Random(5)

@@ -53,6 +53,7 @@ def invite_only(cli_env: Settings) -> Iterator[TestClient]:
         yield client
 
 
+@pytest.mark.slow
 def test_registration_by_invite_code(invite_only: TestClient, cli_env: Settings) -> None:
     c = invite_only
     r = c.post("/api/users", json={"name": "alice"})
@@ -91,6 +92,7 @@ def test_registration_by_invite_code(invite_only: TestClient, cli_env: Settings)
     factory.kw["bind"].dispose()
 
 
+@pytest.mark.slow
 def test_registration_by_approval(cli_env: Settings) -> None:
     with app_client(cli_env, registration="approval") as c:
         r = c.post("/api/users", json={"name": "alice"})
@@ -113,6 +115,7 @@ def test_registration_by_approval(cli_env: Settings) -> None:
         assert c.post("/api/users", json={"name": "bob"}).json()["pending"] is False
 
 
+@pytest.mark.slow
 def test_registration_is_throttled_per_address_across_processes(settings: Settings) -> None:
     limited = settings.model_copy(update={"registrations_per_hour_per_address": 3})
     apps = [create_app(limited, RecordingExecutor()) for _ in range(2)]
@@ -135,6 +138,7 @@ def test_registration_is_throttled_per_address_across_processes(settings: Settin
         assert session.scalars(select(models.User.name)).all() == ["u1", "u2", "u3"]
 
 
+@pytest.mark.slow
 def test_admin_disables_users_and_revokes_their_tokens(cli_env: Settings) -> None:
     with app_client(cli_env) as c:
         token = c.post("/api/users", json={"name": "alice"}).json()["token"]
@@ -163,6 +167,7 @@ def test_admin_disables_users_and_revokes_their_tokens(cli_env: Settings) -> Non
     assert r.exit_code != 0 and "Traceback" not in r.output
 
 
+@pytest.mark.slow
 def test_migration_0005_moves_each_token_and_downgrade_restores_it(db_url: str) -> None:
     from alembic import command
 

@@ -171,6 +171,7 @@ def test_fail_match(session_factory: Factory) -> None:
         assert m is not None and m.status is MatchStatus.finished and m.error is None
 
 
+@pytest.mark.slow
 def test_a_second_delivery_waits_for_the_first_and_is_ignored(session_factory: Factory) -> None:
     """Deterministic race: delivery A holds the lock (not committed) while B arrives."""
     mid, log = _queued_ladder_match(session_factory)

@@ -47,6 +47,7 @@ def test_unknown_builtin() -> None:
 
 
 # -- full matches ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_every_builtin_plays_a_legal_match() -> None:
     lineup = [make(n) for n in names()]  # five seats: every built-in at one table
     log = cow006.play_match(lineup, seed=11)
@@ -63,6 +64,7 @@ def test_montecarlo_any_table_size(n_players: int) -> None:
     assert log["faults"] == []
 
 
+@pytest.mark.slow
 def test_reproducible_from_the_seed_and_the_agent_seeds() -> None:
     def run(seed: int, agent_seeds: list[int] | None = None) -> dict:
         lineup = [make(n) for n in ("best", "safe", "greedy", "random")]
@@ -111,6 +113,7 @@ def test_montecarlo_avoids_a_sixth_card() -> None:
     assert bot.play(view) != 26
 
 
+@pytest.mark.slow
 def test_best_beats_random_clearly() -> None:
     # The matches are reproducible, so this is not flaky; the margin leaves room to retune.
     best_scores, random_scores = [], []

@@ -21,6 +21,9 @@ import pytest
 from cow006 import cgroups, launch, sandbox
 from cow006.cgroups._devices import _whole_disk
 
+# Sandbox slots and their cgroups: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 MiB = 1 << 20
 PARENT = f"cow006-test-{os.getpid()}"
 

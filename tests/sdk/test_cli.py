@@ -90,6 +90,7 @@ def match_log(tmp_path: Path, name: str, seed: int, *extra: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_match_with_seed_is_reproducible_and_verifies(tmp_path: Path) -> None:
     logs = []
     extra: list[str] = []
@@ -160,6 +161,7 @@ def test_match_of_builtins_needs_no_sandbox(tmp_path: Path) -> None:
     assert json.loads(path.read_text())["sandbox"] is False
 
 
+@pytest.mark.slow
 def test_match_runs_bot_files_sandboxed_by_default(tmp_path: Path, sandbox_works: None) -> None:
     bot = tmp_path / "tiny.py"
     bot.write_text(TINY_BOT)
@@ -176,6 +178,7 @@ def test_match_runs_bot_files_sandboxed_by_default(tmp_path: Path, sandbox_works
     assert runner.invoke(app, ["verify", str(path)]).stdout.strip() == "ok 1 logs"
 
 
+@pytest.mark.slow
 def test_match_refuses_bot_files_when_the_sandbox_is_missing(tmp_path: Path) -> None:
     bot = tmp_path / "tiny.py"
     bot.write_text(TINY_BOT)
@@ -191,6 +194,7 @@ def test_match_refuses_bot_files_when_the_sandbox_is_missing(tmp_path: Path) -> 
     assert_one_error_line(proc, "sandbox is required", "--no-sandbox")
 
 
+@pytest.mark.slow
 def test_match_with_a_python_bot_file(tmp_path: Path) -> None:
     bot = tmp_path / "tiny.py"
     bot.write_text(TINY_BOT)
@@ -277,6 +281,7 @@ def test_verify_tampered_score(tmp_path: Path) -> None:
 
 
 # -- bad input: one line on stderr, non-zero exit, no traceback --------------------------------
+@pytest.mark.slow
 def test_bad_inputs_give_one_clear_line(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("import no_such_module_for_cow006\n")
@@ -335,6 +340,7 @@ rl.on("line", (line) => {
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.slow
 def test_match_with_a_js_bot_file(tmp_path: Path) -> None:
     js = tmp_path / "low.js"
     js.write_text(JS_BOT)
@@ -349,6 +355,7 @@ def test_match_with_a_js_bot_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "value", ["1,2,3", "1", "1,-2", "1,x", "1,9223372036854775808", "1,,2", " , "]
 )
+@pytest.mark.slow
 def test_match_refuses_bad_agent_seeds_in_one_line(value: str) -> None:
     proc = cow006("match", "builtin:random", "builtin:greedy", "--agent-seeds", value)
     assert_one_error_line(proc, "--agent-seeds")

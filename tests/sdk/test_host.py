@@ -267,6 +267,7 @@ def test_probe_names_and_clean_errors(tmp_path: Path) -> None:
         probe(tmp_path / "missing.py", FAST)
 
 
+@pytest.mark.slow
 def test_probe_of_a_bot_too_slow_to_start() -> None:
     started = time.monotonic()
     with pytest.raises(AgentLoadError, match=r"not ready within 0.5 s"):
@@ -275,12 +276,14 @@ def test_probe_of_a_bot_too_slow_to_start() -> None:
 
 
 # -- one faulty bot per attack ---------------------------------------------------------------
+@pytest.mark.slow
 def test_infinite_loop_times_out() -> None:
     log, _ = run(FAULTY / "loop_forever.py")
     faults = check_faults(log, 0, {"timeout"})
     assert len(faults) == 3 and log["forfeited"] == [0]
 
 
+@pytest.mark.slow
 def test_sleeping_past_the_deadline_drains_the_bank_and_late_replies_are_dropped() -> None:
     log, agent = run(FAULTY / "sleepy.py", seat=2)
     # Stale replies arrive after each timeout: they are dropped, never "unrequested".
@@ -289,6 +292,7 @@ def test_sleeping_past_the_deadline_drains_the_bank_and_late_replies_are_dropped
     assert faults[0]["turn"] > 0, "the bank should have covered the first slow decisions"
 
 
+@pytest.mark.slow
 def test_slow_import_is_a_startup_fault() -> None:
     log, agent = run(FAULTY / "slow_import.py", Limits(startup=1.0, decision=0.2, bank=0.3))
     (fault,) = check_faults(log, 0, {"startup"})
@@ -347,6 +351,7 @@ def test_exit_mid_match_is_a_crash() -> None:
     assert "owner-only secret" not in json.dumps(log)
 
 
+@pytest.mark.slow
 def test_closing_stdout_is_a_crash() -> None:
     log, agent = run(FAULTY / "close_stdout.py")
     (fault,) = check_faults(log, 0, {"crash"})
@@ -354,11 +359,13 @@ def test_closing_stdout_is_a_crash() -> None:
     assert agent.returncode == -9  # it was hanging: killed
 
 
+@pytest.mark.slow
 def test_a_bot_that_never_reads_times_out() -> None:
     log, _ = run(FAULTY / "deaf.py")
     check_faults(log, 0, {"timeout"})
 
 
+@pytest.mark.slow
 def test_the_host_never_blocks_writing_to_a_bot_that_does_not_read() -> None:
     state = engine.new_match(2)
     hands, rows = engine.deal(random.Random(1), 2)

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,6 +142,7 @@ def test_random_games_keep_every_invariant_and_match_the_model(
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(2, 10), seed=st.integers(0, 2**32), data=st.data())
+@pytest.mark.slow
 def test_a_round_with_decisions_drawn_by_hypothesis(n: int, seed: int, data: Any) -> None:
     state = engine.new_match(n)
     hands, rows = engine.deal(random.Random(seed), n)
@@ -177,6 +179,7 @@ def test_a_round_with_decisions_drawn_by_hypothesis(n: int, seed: int, data: Any
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(2, 10), seed=st.integers(0, 2**63 - 1))
+@pytest.mark.slow
 def test_matches_are_deterministic_from_the_seed_and_their_logs_verify(
     n: int, seed: int, random_agents: Callable[[int], list[Any]]
 ) -> None:

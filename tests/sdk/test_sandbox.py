@@ -17,6 +17,9 @@ from cow006.sandbox._command import bwrap_command
 from cow006.sandbox._seccomp import seccomp_bpf
 from cow006.sandbox._slots import acquire
 
+# Bot processes in the sandbox: slow (make test-fast leaves it out).
+pytestmark = pytest.mark.slow
+
 MISSING = Sandbox(bwrap="cow006-no-such-bwrap")
 
 

@@ -196,6 +196,7 @@ def _tournament(out: Path, *extra: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_tournament_parallel_writes_verifiable_logs_and_leaderboard(tmp_path: Path) -> None:
     out = tmp_path / "logs"
     stdout = _tournament(out, "--jobs", "2")
@@ -215,6 +216,7 @@ def test_tournament_parallel_writes_verifiable_logs_and_leaderboard(tmp_path: Pa
         assert log["seed"] == tour.match_seeds(21, 6)[i]
 
 
+@pytest.mark.slow
 def test_tournament_is_deterministic_across_job_counts(tmp_path: Path) -> None:
     _tournament(tmp_path / "one", "--jobs", "1")
     _tournament(tmp_path / "two", "--jobs", "2")
@@ -250,6 +252,7 @@ def test_tournament_is_deterministic_across_job_counts(tmp_path: Path) -> None:
         (["--jobs", "0"], "--jobs must be at least 1"),
     ],
 )
+@pytest.mark.slow
 def test_tournament_bad_options_one_line(args: list[str], message: str) -> None:
     argv = ["tournament", *AGENTS, "--matches", "2", *args]
     if "--matches" in args:

@@ -26,6 +26,7 @@ GREEDY = "from cow006.bots import make\n\nagent = make('greedy')\n"
 BOTS = (LOW, HIGH, GREEDY)
 
 
+@pytest.mark.slow
 def test_in_process_executor_plays_a_league_to_the_end(
     session_factory: Factory, settings: Settings
 ) -> None:

@@ -55,6 +55,7 @@ def failed_challenge(factory: Factory, cfg: Settings, version_ids: list[int]) ->
         return m
 
 
+@pytest.mark.slow
 def test_run_match_plays_uploaded_bots_in_the_sandbox(
     session_factory: Factory, settings: Settings
 ) -> None:

@@ -41,6 +41,7 @@ def pending(factory: Factory, cfg: Settings, source: str) -> int:
     return vid
 
 
+@pytest.mark.slow
 def test_validation_accepts_good_bots_and_explains_bad_ones(
     session_factory: Factory, cfg: Settings
 ) -> None:

@@ -74,6 +74,7 @@ def _finished(factory: sessionmaker[Session], kind: MatchKind, since: float) -> 
         )
 
 
+@pytest.mark.slow
 def test_a_challenge_flood_leaves_validations_and_the_ladder_moving(arena: wt.Arena) -> None:
     ladder_bots = [wt.BOTS["low"], wt.BOTS["high"], wt.BOTS["mid"], wt.BOTS["third"]]
     versions = [arena.upload(f"ladder-{i}", f"lad-{i}", src) for i, src in enumerate(ladder_bots)]

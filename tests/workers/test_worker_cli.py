@@ -40,6 +40,7 @@ def test_help_lists_every_command() -> None:
         assert r.exit_code == 0 and option in r.stdout
 
 
+@pytest.mark.slow
 def test_a_worker_without_the_sandbox_does_not_join() -> None:
     r = runner.invoke(
         build_app(),
@@ -50,6 +51,7 @@ def test_a_worker_without_the_sandbox_does_not_join() -> None:
     assert r.stderr.startswith("error: ") and "sandbox" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_dead_broker_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> None:
     """The API's executor never fails a request for the broker: the row is in the database
     and the reaper sends its task later."""
@@ -67,6 +69,7 @@ def test_a_dead_broker_is_logged_not_raised(caplog: pytest.LogCaptureFixture) ->
     assert any("cow006.validate_version(2)" in m for m in messages)
 
 
+@pytest.mark.slow
 def test_api_migrates_then_serves(tmp_path: Path) -> None:
     """``cow006 api`` creates the schema of an empty database before uvicorn starts, then
     answers on the port; SIGTERM stops it.  SQLite everywhere: no service is needed."""

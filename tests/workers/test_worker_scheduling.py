@@ -10,6 +10,7 @@ import threading
 import time
 from datetime import timedelta
 
+import pytest
 from helpers import services
 from helpers import workers as wt
 from sqlalchemy import func, select
@@ -214,6 +215,7 @@ def test_the_reaper_requeues_expired_leases_and_resends_lost_tasks(
     assert fresh not in work.matches
 
 
+@pytest.mark.slow
 def test_run_match_plays_rates_once_and_refills(
     session_factory: Factory, settings: Settings
 ) -> None:
@@ -237,6 +239,7 @@ def test_run_match_plays_rates_once_and_refills(
         assert points == 4
 
 
+@pytest.mark.slow
 def test_a_lost_lease_stops_the_run_and_drops_its_result(
     session_factory: Factory, settings: Settings
 ) -> None:

@@ -12,6 +12,7 @@ from cow006_platform.models import AgentVersion, Match, MatchKind
 Factory = sessionmaker[Session]
 
 
+@pytest.mark.slow
 def test_head_to_head(session_factory: Factory) -> None:
     vids = dt.versions(session_factory, 3)
     expected = {"matches": 0, "a_ahead": 0, "b_ahead": 0, "ties": 0}

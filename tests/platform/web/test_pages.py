@@ -97,6 +97,7 @@ def test_ladder_page_renders_the_leaderboard(site: tuple[Any, Seeded]) -> None:
     ) == ("60")
 
 
+@pytest.mark.slow
 def test_agent_page_shows_versions_plot_matches_and_head_to_head(
     site: tuple[Any, Seeded],
 ) -> None:
@@ -160,6 +161,7 @@ def test_agent_page_shows_versions_plot_matches_and_head_to_head(
         ]
 
 
+@pytest.mark.slow
 def test_league_page_shows_progress_standings_and_schedule(site: tuple[Any, Seeded]) -> None:
     client, s = site
     doc = page(client, f"/leagues/{s.league_id}")
@@ -207,6 +209,7 @@ def check_replay_data(data: dict[str, Any], log: dict[str, Any]) -> None:
     assert totals == log["scores"]
 
 
+@pytest.mark.slow
 def test_match_page_without_javascript(site: tuple[Any, Seeded]) -> None:
     client, s = site
     match_id = s.match_ids[0]
@@ -248,6 +251,7 @@ class Crashing(Agent):
         raise RuntimeError("boom")
 
 
+@pytest.mark.slow
 def test_match_page_lists_faults_and_forfeits(api: Api, site: tuple[Any, Seeded]) -> None:
     client, s = site
     with db.session_scope(api.session_factory) as session:
@@ -304,6 +308,7 @@ def _name_of(doc: Node, node: Node) -> str:
     return node.text()
 
 
+@pytest.mark.slow
 def test_every_control_has_an_accessible_name(site: tuple[Any, Seeded]) -> None:
     client, s = site
     for path in paths(s):
@@ -322,6 +327,7 @@ def test_every_control_has_an_accessible_name(site: tuple[Any, Seeded]) -> None:
                 assert node.get("aria-labelledby") or node.get("aria-label"), path
 
 
+@pytest.mark.slow
 def test_missing_things_are_html_404_pages(site: tuple[Any, Seeded]) -> None:
     client, _ = site
     for path in (
@@ -335,6 +341,7 @@ def test_missing_things_are_html_404_pages(site: tuple[Any, Seeded]) -> None:
         assert "no such" in doc.find("p", class_="error-detail").text().lower()
 
 
+@pytest.mark.slow
 def test_static_files(site: tuple[Any, Seeded]) -> None:
     client, s = site
     seen = set()
@@ -361,6 +368,7 @@ def test_static_files(site: tuple[Any, Seeded]) -> None:
         assert client.get(bad).status_code == 404
 
 
+@pytest.mark.slow
 def test_pages_stay_out_of_the_api_schema(site: tuple[Any, Seeded]) -> None:
     client, _ = site
     schema = client.get("/openapi.json").json()
