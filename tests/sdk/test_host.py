@@ -132,7 +132,10 @@ def check_faults(log: dict, seat: int, kinds: set[str], where: str = "play") -> 
 
 # -- well-behaved bots ---------------------------------------------------------------------
 @pytest.mark.parametrize(
-    "bot", ["fewest_heads.py", "function_bot.py", "random_bot.js"], ids=lambda b: b
+    "bot",
+    # The JavaScript bot starts node for each match: over 1.5 s, slow.
+    ["fewest_heads.py", "function_bot.py", pytest.param("random_bot.js", marks=pytest.mark.slow)],
+    ids=lambda b: b,
 )
 def test_example_bots_play_full_matches(bot: str) -> None:
     log, agent = run(EXAMPLES / bot, ROOMY, seat=1)
