@@ -23,7 +23,7 @@ from cow006.host import Limits, RemoteAgent
 from cow006.runner import Match as Runner
 from cow006_platform import storage
 from cow006_platform.models import Agent as AgentRow
-from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSeat
+from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSeat, version_label
 from cow006_platform.settings import Settings
 
 # What a match played leaves: its log, and each seat's stderr (None for an in-process agent).
@@ -75,7 +75,7 @@ def read_plan(session: Session, settings: Settings, match: Match) -> Plan:
         .where(MatchSeat.match_id == match.id)
         .order_by(MatchSeat.seat)
     ).all()
-    labels = [f"{agent_name}@{number}" for _sha, number, agent_name in seats]
+    labels = [version_label(agent_name, number) for _sha, number, agent_name in seats]
     paths = [bot_folder(settings, row[0], label) for row, label in zip(seats, labels, strict=True)]
     ladder = session.get(Ladder, match.ladder_id) if match.ladder_id is not None else None
     source: Ladder | League | None = ladder
