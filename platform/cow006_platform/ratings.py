@@ -84,7 +84,7 @@ def conservative(mu: float | SQLNumber, sigma: float | SQLNumber) -> float | Col
 
     The one definition, for numbers and for columns alike (``conservative(Rating.mu,
     Rating.sigma)`` is the SQL expression)."""
-    return mu - SPREAD * sigma  # type: ignore[operator]
+    return mu - SPREAD * sigma
 
 
 def rate(

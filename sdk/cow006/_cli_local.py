@@ -91,7 +91,9 @@ def _limits(decision: float | None, bank: float | None, startup: float | None) -
             raise SetupError(f"--{key} must be {what} seconds, not {value}")
     if not given:
         return None
-    return dataclasses.replace(Limits(), **given)  # type: ignore[arg-type]  # float fields
+    # ``given`` holds only float fields; mypy checks a ** dict against every field (and the
+    # int ones refuse a float).
+    return dataclasses.replace(Limits(), **given)  # type: ignore[arg-type]
 
 
 def _check_seed(seed: int | None) -> int:

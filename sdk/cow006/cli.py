@@ -46,21 +46,27 @@ from .token_cli import token_app
 class _Group(TyperGroup):
     """The command group, reporting every expected failure as one ``error:`` line."""
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
+        # The whole signature of click's main (windows_expand_args too), passed on as it is.
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+            return super().main(
+                args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra
+            )
         try:
-            rv = super().main(args, prog_name, complete_var, False, **extra)
+            rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # click's usage errors, in typer's own copy
             code = getattr(exc, "exit_code", 2)
             if type(exc).__name__ == "NoArgsIsHelpError":
+                # typer's copy of click's NoArgsIsHelpError (a private class, matched by its
+                # name) prints the help; TyperException itself has no show().
                 exc.show()  # type: ignore[attr-defined]
                 sys.exit(code)
             ctx = getattr(exc, "ctx", None)

@@ -9,7 +9,7 @@ Every bot process of a match is started before the match begins, so their start-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +27,9 @@ from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSea
 from cow006_platform.settings import Settings
 
 # What a match played leaves: its log, and each seat's stderr (None for an in-process agent).
-Result = tuple[dict[str, Any], list[str | None]]
+# The log is a read-only JSON object: a played one is a ``cow006.log.MatchLog``, a scrubbed
+# one (``runs.scrub_result``) a plain dict; the platform checks whatever it is given.
+Result = tuple[Mapping[str, Any], list[str | None]]
 
 
 @dataclass
