@@ -19,6 +19,7 @@ from . import engine
 from ._checks import expect, integer, need
 from ._errors import LogError
 from ._faults import FAULT_KINDS
+from ._faults import FaultKind as FaultKind  # a fault's kind, part of the log's contract
 from .cards import HAND_SIZE
 from .replay import Deal, Placement, RoundEnd, n_players, steps, takes_of
 
