@@ -7,7 +7,7 @@
         --jobs 4 --out logs/ --seed 1
     cow006 verify logs/*.json
 
-And against an arena's HTTP API (``cow006.client``; credentials saved by ``login``)::
+And against an arena's HTTP API (``cow006._client``; credentials saved by ``login``)::
 
     cow006 login http://127.0.0.1:8000 --register alice
     cow006 submit ./my_bot.py --agent my-bot --ladder main
@@ -18,13 +18,13 @@ And against an arena's HTTP API (``cow006.client``; credentials saved by ``login
 
 The commands live by what they do: local play in ``cow006._cli_local`` (match, tournament,
 verify), the arena client in ``cow006._cli_arena`` (login, submit, status, logs, replay) and
-``cow006.token_cli`` (token), the printing of matches and replays in ``cow006.transcript``.
+``cow006._cli_token`` (token), the printing of matches and replays in ``cow006._transcript``.
 This module makes them one command.
 
 Bad input (a missing file, a bot that does not start, a wrong number of players, an unreadable
 log, a bad option) is reported as one ``error: ...`` line on stderr with a non-zero exit, never
 a traceback.  ``typer`` and ``rich`` are only used by the command's modules;
-``trueskill`` is imported by ``cow006.tournament.rate``.
+``trueskill`` is imported by ``cow006._tournament.rate``.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from typer.core import TyperGroup
 from . import _cli_arena as arena
 from . import _cli_local as local
 from ._cli_shared import fail
-from .errors import Cow006Error
-from .token_cli import token_app
+from ._cli_token import token_app
+from ._errors import Cow006Error
 
 
 class _Group(TyperGroup):

@@ -26,8 +26,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from cow006 import client, sandbox
+from cow006 import _client as client
 from cow006 import log as match_log
+from cow006 import sandbox
 from cow006.cli import app
 
 runner = CliRunner()

@@ -30,7 +30,7 @@ from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import sandbox, verify
-from cow006_platform import db, results, storage, versions
+from cow006_platform import db, results, storage
 from cow006_platform.app import prepare_database
 from cow006_platform.models import (
     Agent,
@@ -337,7 +337,7 @@ def add_version(
     else:
         sha = uuid.uuid4().hex * 2
         stored = storage.StoredBot(sha, "bot.py", 1, 1, 1, storage.bot_path(settings, sha))
-    version = versions.add_version(s, agent.id, stored)
+    version = storage.add_version(s, agent.id, stored)
     version.status = VersionStatus.active
     s.flush()
     return version

@@ -16,11 +16,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from cow006 import Agent
 from cow006 import sandbox as cow_sandbox
 from cow006 import spec as cow_spec
-from cow006.agent import Agent
-from cow006.host import Limits, RemoteAgent
-from cow006.runner import Match as Runner
+from cow006.host import Limits, MatchRunner, RemoteAgent
 from cow006_platform import storage
 from cow006_platform.models import Agent as AgentRow
 from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSeat, version_label
@@ -118,6 +117,6 @@ def play(
     with cow_spec.agents(specs, limits, labels, sandbox=sb) as seated:
         if on_start is not None:
             on_start(seated)
-        log = Runner(seated, seed, names=list(labels)).run()
+        log = MatchRunner(seated, seed, names=list(labels)).run()
     log["sandbox"] = cow_sandbox.log_entry(sb)
     return log, [_stderr_of(a) for a in seated]
