@@ -63,7 +63,7 @@ from throughput import (
 
 from cow006_platform import db, security, storage
 from cow006_platform.models import Agent, User, VersionStatus
-from cow006_platform.versions import add_version
+from cow006_platform.storage import add_version
 
 
 def _slow_bot(tag: str, pause: float) -> str:

@@ -81,6 +81,7 @@ from typing import Any
 import trueskill
 
 from cow006 import Agent, MatchInfo, View, bots, play_match
+from cow006_platform.ratings import conservative
 from cow006_workers.matchmaking import Candidate, plan_matches
 
 EPSILONS = (0.0, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0)  # index 0 strongest: the known order
@@ -399,7 +400,7 @@ class Ladder:
     def board(self, key: str) -> list[float]:
         """Each agent's leaderboard value (higher is better): mu - 3 sigma, or mu."""
         if key == "conservative":
-            return [r.mu - 3 * r.sigma for r in self.ratings]
+            return [conservative(r.mu, r.sigma) for r in self.ratings]
         return [r.mu for r in self.ratings]
 
 

@@ -46,7 +46,7 @@ def version_label(agent: Any, number: Any) -> str | ColumnElement[str]:
     for values and for columns alike (``AgentVersion.label`` is it in Python and in SQL)."""
     if isinstance(number, int):
         return f"{agent}@{number}"
-    return agent + "@" + cast(number, String)  # type: ignore[no-any-return]
+    return agent + "@" + cast(number, String)
 
 
 class Base(DeclarativeBase):

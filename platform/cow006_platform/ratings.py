@@ -17,8 +17,6 @@ See docs/ratings.md, which also says how ``DEFAULT_DRAW_PROBABILITY`` was measur
 
 from __future__ import annotations
 
-import itertools
-import random
 from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
@@ -30,7 +28,7 @@ from . import locks
 from .models import Ladder, Match, MatchKind, MatchStatus, Rating, RatingPoint, utcnow
 
 # The probability that two given players of a 4-player match of built-in bots finish on the
-# same total, measured with ``measure_draw_probability(5000, seed=1)``: 0.0108 (323 ties in
+# same total, measured with ``python bench/draws.py --matches 5000 --seed 1``: 0.0108 (323 ties in
 # 30000 pairs; a second seed gave 0.0111).  See docs/ratings.md.
 DEFAULT_DRAW_PROBABILITY = 0.011
 
@@ -86,7 +84,7 @@ def conservative(mu: float | SQLNumber, sigma: float | SQLNumber) -> float | Col
 
     The one definition, for numbers and for columns alike (``conservative(Rating.mu,
     Rating.sigma)`` is the SQL expression)."""
-    return mu - SPREAD * sigma  # type: ignore[operator]
+    return mu - SPREAD * sigma
 
 
 def rate(
@@ -205,39 +203,3 @@ def rerate(session: Session, ladder_id: int) -> int:
         match.rating_applied = False
         apply_match(session, match)
     return len(matches)
-
-
-def measure_draw_probability(
-    matches: int = 5000, seed: int = 1, bots: Sequence[str] = ("random", "greedy", "safe")
-) -> dict[str, float]:
-    """The tie rate behind ``DEFAULT_DRAW_PROBABILITY``: 4-player matches of built-in bots
-    (each seat drawn at random from ``bots``), counting for every pair of seats whether their
-    totals are equal.  Returns {"matches", "pairs", "ties", "probability"}.
-
-    python -c "from cow006_platform.ratings import measure_draw_probability as m; print(m())"
-    """
-    from cow006 import bots as builtins
-    from cow006 import play_match
-
-    rng = random.Random(seed)
-    pairs = ties = 0
-    for _ in range(matches):
-        names = [rng.choice(list(bots)) for _ in range(4)]
-        game = rng.getrandbits(63)
-        # The agents' seeds fixed by the game's, as the runner used to: a measurement of
-        # built-ins is repeatable (docs/ratings.md), where a real match draws them secretly.
-        own = random.Random(f"cow006-agents/{game}")
-        log = play_match(
-            [builtins.make(n) for n in names],
-            seed=game,
-            agent_seeds=[own.getrandbits(63) for _ in names],
-        )
-        for a, b in itertools.combinations(log["scores"], 2):
-            pairs += 1
-            ties += a == b
-    return {
-        "matches": matches,
-        "pairs": pairs,
-        "ties": ties,
-        "probability": ties / pairs if pairs else 0.0,
-    }

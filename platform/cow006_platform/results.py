@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -81,13 +82,13 @@ def create_match(
     return match
 
 
-def compress_log(log: dict[str, Any]) -> bytes:
+def compress_log(log: Mapping[str, Any]) -> bytes:
     # mtime=0: the same log always compresses to the same bytes.
     return gzip.compress(json.dumps(log, separators=(",", ":")).encode("utf-8"), mtime=0)
 
 
 def finish_match(
-    session: Session, match_id: int, log: dict[str, Any], stderr: list[str | None]
+    session: Session, match_id: int, log: Mapping[str, Any], stderr: list[str | None]
 ) -> bool:
     """Store a match's result, exactly once; False (nothing changed) if it was finished.
 

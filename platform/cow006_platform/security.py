@@ -16,8 +16,9 @@ import hashlib
 import re
 import secrets
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
 from .models import ApiToken, Invite, User, utcnow
@@ -156,12 +157,17 @@ def revoke(session: Session, api_token: ApiToken) -> None:
 
 def revoke_all(session: Session, user_id: int) -> int:
     """Revoke every live token of the user; how many.  The caller commits."""
-    result = session.execute(
-        update(ApiToken)
-        .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
-        .values(revoked_at=utcnow())
+    # An UPDATE answers a CursorResult (it has the rowcount); Session.execute is typed as
+    # answering any Result.
+    result = cast(
+        CursorResult[Any],
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+            .values(revoked_at=utcnow())
+        ),
     )
-    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return int(result.rowcount or 0)
 
 
 # --- invite codes ---------------------------------------------------------------------------
@@ -198,10 +204,13 @@ def use_invite(session: Session, code: str) -> bool:
     invite = session.scalar(select(Invite).where(Invite.code_hash == hash_token(code)))
     if invite is None or (invite.expires_at is not None and aware(invite.expires_at) <= now):
         return False
-    result = session.execute(
-        update(Invite)
-        .where(Invite.id == invite.id, Invite.uses_left > 0)
-        .values(uses_left=Invite.uses_left - 1)
-        .execution_options(synchronize_session=False)
+    result = cast(
+        CursorResult[Any],  # an UPDATE's result, as in revoke_all
+        session.execute(
+            update(Invite)
+            .where(Invite.id == invite.id, Invite.uses_left > 0)
+            .values(uses_left=Invite.uses_left - 1)
+            .execution_options(synchronize_session=False)
+        ),
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return bool(result.rowcount)

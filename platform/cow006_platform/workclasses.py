@@ -52,7 +52,16 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from . import locks
 from .db import aware, session_scope
-from .models import Agent, AgentVersion, Match, MatchKind, MatchSeat, MatchStatus, utcnow
+from .models import (
+    Agent,
+    AgentVersion,
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    utcnow,
+    version_label,
+)
 from .settings import Settings
 
 SHARE_MATCHES = 20  # the latest matches started, over which the challenges' share is measured
@@ -282,9 +291,9 @@ def opponent_refusal(
     for vid, name, number, _ in others:
         if seated.get(vid, 0) >= settings.challenges_per_opponent:
             return Refusal(
-                f"{name}@{number} already has {settings.challenges_per_opponent} challenges "
-                "waiting or being played, the most one version of another owner may have; ask "
-                "again once one has finished.",
+                f"{version_label(name, number)} already has "
+                f"{settings.challenges_per_opponent} challenges waiting or being played, the "
+                "most one version of another owner may have; ask again once one has finished.",
                 30,
             )
     return None

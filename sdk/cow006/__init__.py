@@ -3,8 +3,14 @@
 Write a bot by subclassing ``Agent``; play it locally with ``play_match`` or the ``cow006``
 command; every match produces a ``cow006-match-1`` log that ``verify`` replays.
 
+This top level is what a bot author needs, and only that (``__all__``).  Tools that host bots
+or read logs use the documented host-side modules (``cow006.engine``, ``cow006.log``,
+``cow006.host``, ``cow006.sandbox``, ...); a module whose name starts with an underscore is
+private and may change without notice.  docs/sdk-surface.md lists both surfaces, and
+tests/sdk/test_surface.py holds them to it.
+
 The public names are loaded on first use (PEP 562): ``from cow006 import Agent`` imports
-``cow006.agent`` and what it needs, not the runner, the log checker or the host.  A bot
+``cow006._agent`` and what it needs, not the runner, the log checker or the host.  A bot
 process starts with only the modules of the bot side (see ``cow006.bot``), which keeps its
 start-up short.
 """
@@ -14,11 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads them
-    from .agent import Agent, FunctionAgent, MatchInfo, agent_from_module, load_agent_file
-    from .cards import HEADS, heads, heads_of
-    from .engine import State
-    from .errors import (
+    from ._agent import Agent, FunctionAgent, MatchInfo
+    from ._errors import (
         AgentLoadError,
+        BotFault,
         CardNotInHandError,
         Cow006Error,
         IllegalMoveError,
@@ -26,43 +31,36 @@ if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads
         LogError,
         SetupError,
     )
-    from .faults import BotFault
-    from .log import FORMAT, verify
-    from .runner import Match, MatchRunner, play_match
-    from .view import View, observe
+    from ._runner import play_match
+    from ._view import View
+    from .cards import HEADS, heads, heads_of
+    from .log import verify
 
 __version__ = "0.1.0"
 
 # public name -> the submodule that defines it
 _LAZY: dict[str, str] = {
-    "Agent": "agent",
-    "FunctionAgent": "agent",
-    "MatchInfo": "agent",
-    "agent_from_module": "agent",
-    "load_agent_file": "agent",
+    "Agent": "_agent",
+    "FunctionAgent": "_agent",
+    "MatchInfo": "_agent",
+    "AgentLoadError": "_errors",
+    "BotFault": "_errors",
+    "CardNotInHandError": "_errors",
+    "Cow006Error": "_errors",
+    "IllegalMoveError": "_errors",
+    "InvalidRowError": "_errors",
+    "LogError": "_errors",
+    "SetupError": "_errors",
+    "play_match": "_runner",
+    "View": "_view",
     "HEADS": "cards",
     "heads": "cards",
     "heads_of": "cards",
-    "State": "engine",
-    "AgentLoadError": "errors",
-    "CardNotInHandError": "errors",
-    "Cow006Error": "errors",
-    "IllegalMoveError": "errors",
-    "InvalidRowError": "errors",
-    "LogError": "errors",
-    "SetupError": "errors",
-    "BotFault": "faults",
-    "FORMAT": "log",
     "verify": "log",
-    "Match": "runner",  # the former name of MatchRunner, removed after this wave
-    "MatchRunner": "runner",
-    "play_match": "runner",
-    "View": "view",
-    "observe": "view",
 }
 
+# the bot author's names: docs/sdk-surface.md lists them, tests/sdk/test_surface.py checks both
 __all__ = [
-    "FORMAT",
     "HEADS",
     "Agent",
     "AgentLoadError",
@@ -73,18 +71,12 @@ __all__ = [
     "IllegalMoveError",
     "InvalidRowError",
     "LogError",
-    "Match",
     "MatchInfo",
-    "MatchRunner",
     "SetupError",
-    "State",
     "View",
     "__version__",
-    "agent_from_module",
     "heads",
     "heads_of",
-    "load_agent_file",
-    "observe",
     "play_match",
     "verify",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import LogError
+from ._errors import LogError
 
 
 def need(cond: bool, where: str, what: str) -> None:

@@ -1,8 +1,8 @@
 """The ``cow006`` commands that talk to an arena: login, submit, status, logs, replay.
 
-They use the arena's HTTP API through ``cow006.client`` (standard library only); a
+They use the arena's HTTP API through ``cow006._client`` (standard library only); a
 ClientError is a Cow006Error, so the command prints it as one ``error:`` line.  ``cow006
-token`` (``cow006.token_cli``) is the other arena command.  The commands are registered on
+token`` (``cow006._cli_token``) is the other arena command.  The commands are registered on
 the ``cow006`` command by ``cow006.cli``.
 """
 
@@ -19,11 +19,12 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from . import client, transcript
+from . import _client as client
+from . import _transcript as transcript
 from . import log as match_log
 from ._cli_shared import console as make_console
 from ._cli_shared import fail, plural
-from .errors import Cow006Error, LogError, SetupError
+from ._errors import Cow006Error, LogError, SetupError
 from .untrusted import for_terminal, terminal_data
 
 REPLAY_DELAY = 0.4  # seconds between two steps of a replay shown on a terminal

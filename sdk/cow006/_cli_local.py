@@ -28,18 +28,18 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from . import _tournament as tour
+from . import _transcript as transcript
 from . import log as match_log
 from . import sandbox as sandbox_mod
 from . import spec as specs_mod
-from . import tournament as tour
-from . import transcript
 from ._cli_shared import console as make_console
 from ._cli_shared import one_line
+from ._errors import LogError, SetupError
+from ._runner import MatchRunner
 from .cards import MAX_PLAYERS, MIN_PLAYERS
-from .errors import LogError, SetupError
 from .host import Limits
 from .log import MatchLog
-from .runner import MatchRunner
 from .sandbox import Sandbox
 from .untrusted import for_terminal, terminal_data
 
@@ -91,7 +91,9 @@ def _limits(decision: float | None, bank: float | None, startup: float | None) -
             raise SetupError(f"--{key} must be {what} seconds, not {value}")
     if not given:
         return None
-    return dataclasses.replace(Limits(), **given)  # type: ignore[arg-type]  # float fields
+    # ``given`` holds only float fields; mypy checks a ** dict against every field (and the
+    # int ones refuse a float).
+    return dataclasses.replace(Limits(), **given)  # type: ignore[arg-type]
 
 
 def _check_seed(seed: int | None) -> int:

@@ -1,6 +1,6 @@
 """What the modules of the ``cow006`` command share: its console and its one-line errors.
 
-This module, the ``_cli_*`` modules, ``cow006.token_cli`` and ``cow006.transcript`` are the
+This module, the ``_cli_*`` modules, ``cow006._cli_token`` and ``cow006._transcript`` are the
 only parts of the SDK that use ``typer`` and ``rich``.
 """
 

@@ -1,6 +1,6 @@
 """The bot side of the protocol: ``python -m cow006.bot path/to/bot.py`` serves one bot.
 
-It loads the bot (a .py file, or a folder with bot.py) with ``cow006.agent``, finds its
+It loads the bot (a .py file, or a folder with bot.py) with ``cow006._agent``, finds its
 ``Agent`` subclass or ``play`` function, and answers the host over JSON lines, calling the
 agent's hooks as the notices arrive.  See docs/protocol.md.
 
@@ -21,9 +21,9 @@ import sys
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from . import protocol
-from .agent import Agent, MatchInfo, agent_from_module, load_module
-from .errors import AgentLoadError
-from .view import View
+from ._agent import Agent, MatchInfo, agent_from_module, load_module
+from ._errors import AgentLoadError
+from ._view import View
 
 if TYPE_CHECKING:  # the bot side imports nothing it does not run
     from collections.abc import Callable

@@ -7,7 +7,7 @@
         --jobs 4 --out logs/ --seed 1
     cow006 verify logs/*.json
 
-And against an arena's HTTP API (``cow006.client``; credentials saved by ``login``)::
+And against an arena's HTTP API (``cow006._client``; credentials saved by ``login``)::
 
     cow006 login http://127.0.0.1:8000 --register alice
     cow006 submit ./my_bot.py --agent my-bot --ladder main
@@ -18,13 +18,13 @@ And against an arena's HTTP API (``cow006.client``; credentials saved by ``login
 
 The commands live by what they do: local play in ``cow006._cli_local`` (match, tournament,
 verify), the arena client in ``cow006._cli_arena`` (login, submit, status, logs, replay) and
-``cow006.token_cli`` (token), the printing of matches and replays in ``cow006.transcript``.
+``cow006._cli_token`` (token), the printing of matches and replays in ``cow006._transcript``.
 This module makes them one command.
 
 Bad input (a missing file, a bot that does not start, a wrong number of players, an unreadable
 log, a bad option) is reported as one ``error: ...`` line on stderr with a non-zero exit, never
 a traceback.  ``typer`` and ``rich`` are only used by the command's modules;
-``trueskill`` is imported by ``cow006.tournament.rate``.
+``trueskill`` is imported by ``cow006._tournament.rate``.
 """
 
 from __future__ import annotations
@@ -39,28 +39,34 @@ from typer.core import TyperGroup
 from . import _cli_arena as arena
 from . import _cli_local as local
 from ._cli_shared import fail
-from .errors import Cow006Error
-from .token_cli import token_app
+from ._cli_token import token_app
+from ._errors import Cow006Error
 
 
 class _Group(TyperGroup):
     """The command group, reporting every expected failure as one ``error:`` line."""
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
+        # The whole signature of click's main (windows_expand_args too), passed on as it is.
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+            return super().main(
+                args, prog_name, complete_var, standalone_mode, windows_expand_args, **extra
+            )
         try:
-            rv = super().main(args, prog_name, complete_var, False, **extra)
+            rv = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # click's usage errors, in typer's own copy
             code = getattr(exc, "exit_code", 2)
             if type(exc).__name__ == "NoArgsIsHelpError":
+                # typer's copy of click's NoArgsIsHelpError (a private class, matched by its
+                # name) prints the help; TyperException itself has no show().
                 exc.show()  # type: ignore[attr-defined]
                 sys.exit(code)
             ctx = getattr(exc, "ctx", None)

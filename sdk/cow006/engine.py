@@ -26,6 +26,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._errors import CardNotInHandError, InvalidRowError, SetupError
 from .cards import (
     DECK_SIZE,
     END_SCORE,
@@ -37,7 +38,6 @@ from .cards import (
     ROW_LIMIT,
     heads_of,
 )
-from .errors import CardNotInHandError, InvalidRowError, SetupError
 
 if TYPE_CHECKING:  # the typed records live with the log, which a bot process never imports
     import random

@@ -14,7 +14,9 @@ agent and keeps it for the whole match, and it never trusts the bot:
 * stderr is kept up to a cap (the rest is counted and dropped) and exposed as ``.stderr``.
 
 How the process is started is ``cow006.launch``'s business (the sandbox replaces it by
-passing another ``launcher``).
+passing another ``launcher``).  The runner that plays a match between agents is re-exported
+here as ``MatchRunner``: with ``RemoteAgent``, ``TimedAgent`` and ``Limits`` it is what a host
+needs to play bot processes (docs/sdk-surface.md).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from . import launch, protocol
-from .agent import Agent, MatchInfo
-from .errors import AgentLoadError
-from .faults import BotFault
-from .runner import new_agent_seeds, seat_labels
+from ._agent import Agent, MatchInfo
+from ._errors import AgentLoadError
+from ._faults import BotFault
+from ._runner import MatchRunner as MatchRunner  # the host-side name of the runner
+from ._runner import new_agent_seeds, seat_labels
+from ._view import View
 from .untrusted import clean
-from .view import View
 
 Launcher = Callable[[str | Path], "subprocess.Popen[bytes]"]
 

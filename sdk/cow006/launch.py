@@ -25,7 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .errors import AgentLoadError
+from ._errors import AgentLoadError
 
 # The only environment a bot sees.  (-I makes Python ignore PYTHON* variables, so the
 # interpreter flag -B is what actually stops .pyc writes; the variable is kept for bots

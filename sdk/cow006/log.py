@@ -17,9 +17,10 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from . import engine
 from ._checks import expect, integer, need
+from ._errors import LogError
+from ._faults import FAULT_KINDS
+from ._faults import FaultKind as FaultKind  # a fault's kind, part of the log's contract
 from .cards import HAND_SIZE
-from .errors import LogError
-from .faults import FAULT_KINDS
 from .replay import Deal, Placement, RoundEnd, n_players, steps, takes_of
 
 FORMAT = "cow006-match-1"
@@ -60,7 +61,7 @@ class Player(TypedDict):
 
 
 class Fault(TypedDict):
-    """A fault of a seat (``kind``: one of ``cow006.faults.FaultKind``), 0-based round/turn."""
+    """A fault of a seat (``kind``: one of ``cow006._faults.FaultKind``), 0-based round/turn."""
 
     seat: int
     round: int

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import BotFault
+from ._errors import BotFault
 
 # The protocol version carried by ``hello`` and ``ready``.
 VERSION = 1

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import engine
 from ._checks import a_list, int_list, integer, need
+from ._errors import Cow006Error, LogError
 from .cards import DECK_SIZE, END_SCORE, HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, N_ROWS, heads_of
-from .errors import Cow006Error, LogError
 
 if TYPE_CHECKING:
     from .log import Take, TakeReason

@@ -18,11 +18,11 @@ from pathlib import Path
 
 from . import bots, host, launch
 from . import sandbox as sandbox_mod
-from .agent import Agent
-from .errors import AgentLoadError
+from ._agent import Agent
+from ._errors import AgentLoadError
+from ._runner import MatchRunner
 from .host import Limits, RemoteAgent
 from .log import MatchLog
-from .runner import Match
 from .sandbox import Sandbox
 
 BUILTIN = "builtin:"
@@ -153,6 +153,6 @@ def play(
     """
     labels = list(names) if names is not None else list(specs)
     with agents(specs, limits, labels, sandbox=sandbox) as seated:
-        log = Match(seated, seed, names=labels, agent_seeds=agent_seeds).run()
+        log = MatchRunner(seated, seed, names=labels, agent_seeds=agent_seeds).run()
     log["sandbox"] = sandbox_mod.log_entry(sandbox)
     return log

@@ -9,7 +9,7 @@ reasons its uploads are rejected.  Such text is hostile until cleaned:
   surrogates (``"\\ud800"``, which ``json.loads`` accepts but no UTF-8 encoder writes) become
   U+FFFD, NUL (which a PostgreSQL ``text`` cannot hold) becomes U+FFFD, and the length is
   bounded with a marker saying how much was cut.  It is applied once where bot text enters
-  (``cow006.faults``, ``cow006.host``, the runner), and again by the platform before it
+  (``cow006._faults``, ``cow006.host``, the runner), and again by the platform before it
   stores anything (the last line of defence).
 * ``for_terminal`` makes it safe to print: control characters (C0 but newline and tab, DEL,
   C1), escape sequences (OSC 52 writes the viewer's clipboard, others set the window title or

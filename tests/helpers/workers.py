@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import verify
-from cow006_platform import db, results, storage, versions
+from cow006_platform import db, results, storage
 from cow006_platform.app import prepare_database
 from cow006_platform.models import (
     Agent,
@@ -221,7 +221,7 @@ def add_version(
     else:
         sha = uuid.uuid4().hex * 2
         stored = storage.StoredBot(sha, "bot.py", 1, 1, 1, storage.bot_path(settings, sha))
-    version = versions.add_version(s, agent.id, stored)
+    version = storage.add_version(s, agent.id, stored)
     version.status = VersionStatus.active
     s.flush()
     return version

@@ -135,13 +135,13 @@ def test_a_bot_that_knows_the_match_seed_cannot_rebuild_the_hands_from_its_own_s
 
 def test_agent_seeds_reach_the_log_only_when_the_match_is_over() -> None:
     from cow006 import Agent, View
-    from cow006.runner import Match as Runner
+    from cow006.host import MatchRunner
 
     class Peek(Agent):
         """An in-process agent holding the match itself: the most a seat could see."""
 
         seen: list[bool]
-        runner: Runner
+        runner: MatchRunner
 
         def on_round_start(self, view: View) -> None:
             self.seen.append("agent_seeds" in self.runner.log)
@@ -152,7 +152,7 @@ def test_agent_seeds_reach_the_log_only_when_the_match_is_over() -> None:
 
     peek = Peek()
     peek.seen = []
-    runner = Runner([peek, bots.make("random")], seed=3)
+    runner = MatchRunner([peek, bots.make("random")], seed=3)
     peek.runner = runner
     log = runner.run()
     assert peek.seen and not any(peek.seen)

@@ -27,7 +27,7 @@ import io, sys, zipfile
 from cow006_platform import db, models, security, storage
 from cow006_platform.settings import Settings
 from cow006_platform.app import prepare_database
-from cow006_platform.versions import add_version
+from cow006_platform.storage import add_version
 
 def upload(i):
     buf = io.BytesIO()

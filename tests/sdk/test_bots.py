@@ -8,8 +8,8 @@ import pytest
 
 import cow006
 from cow006 import AgentLoadError, MatchInfo, View
+from cow006._view import Table
 from cow006.bots import BUILTINS, MonteCarloBot, make, names
-from cow006.view import Table
 
 
 def _view(

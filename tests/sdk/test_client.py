@@ -23,8 +23,9 @@ import pytest
 from helpers import servers
 from typer.testing import CliRunner, Result
 
-from cow006 import client, sandbox
+from cow006 import _client as client
 from cow006 import log as match_log
+from cow006 import sandbox
 from cow006.cli import app
 
 # A real arena in a subprocess, bots in the sandbox: slow (make test-fast leaves it out).

@@ -13,7 +13,7 @@ import pytest
 
 import cow006
 from cow006 import BotFault
-from cow006.faults import FATAL_KINDS, FAULT_KINDS, FaultKind, fallback_card, fallback_row
+from cow006._faults import FATAL_KINDS, FAULT_KINDS, FaultKind, fallback_card, fallback_row
 
 # The kinds docs/log-format.md lists, in its order.
 DOCUMENTED = [
@@ -65,4 +65,4 @@ def test_a_bot_process_imports_neither_the_fault_kinds_nor_enum_for_them() -> No
         check=True,
     ).stdout
     modules = json.loads(out.replace("'", '"'))
-    assert "cow006.faults" not in modules and "cow006.log" not in modules
+    assert "cow006._faults" not in modules and "cow006.log" not in modules

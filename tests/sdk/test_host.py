@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from cow006 import Agent, AgentLoadError, MatchInfo, engine, play_match, verify
-from cow006.faults import FATAL_KINDS, MAX_FAULTS, BotFault
+from cow006._faults import FATAL_KINDS, MAX_FAULTS, BotFault
+from cow006._view import observe
 from cow006.host import Limits, RemoteAgent, probe
 from cow006.launch import BOT_ENV, command_for
-from cow006.view import observe
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "bots"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cow006 import FORMAT, LogError, verify
-from cow006.log import dumps, read, write
+from cow006 import LogError, verify
+from cow006.log import FORMAT, dumps, read, write
 
 Log = dict[str, Any]
 MakeLog = Callable[[int, int], Log]

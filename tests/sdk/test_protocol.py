@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cow006 import View, engine, protocol
-from cow006.faults import FAULT_KINDS, BotFault
-from cow006.view import observe
+from cow006._faults import FAULT_KINDS, BotFault
+from cow006._view import observe
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 

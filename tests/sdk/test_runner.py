@@ -10,18 +10,18 @@ from typing import Any
 import pytest
 
 from cow006 import (
-    FORMAT,
     Agent,
     FunctionAgent,
     MatchInfo,
     SetupError,
     View,
-    agent_from_module,
     engine,
     play_match,
     verify,
 )
-from cow006.runner import seat_labels
+from cow006._agent import agent_from_module
+from cow006._runner import seat_labels
+from cow006.log import FORMAT
 
 Log = dict[str, Any]
 MakeAgents = Callable[[int], list[Agent]]

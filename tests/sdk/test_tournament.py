@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cow006 import tournament as tour
+from cow006 import _tournament as tour
+from cow006._errors import SetupError
 from cow006.cli import app
-from cow006.errors import SetupError
 
 runner = CliRunner()
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from cow006 import Agent, MatchInfo, View, engine, observe, play_match
+from cow006 import Agent, MatchInfo, View, engine, play_match
+from cow006._view import observe
 from cow006.cards import heads_of
 
 Log = dict[str, Any]

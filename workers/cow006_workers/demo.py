@@ -26,7 +26,7 @@ from cow006_platform.models import (
     VersionStatus,
 )
 from cow006_platform.settings import Settings
-from cow006_platform.versions import add_version
+from cow006_platform.storage import add_version
 
 SYSTEM_USER = "arena"
 DEMO_LADDER = "demo"

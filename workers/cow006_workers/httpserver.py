@@ -66,6 +66,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self._reading_headers and not self.transport.is_closing():
             self.transport.close()
 
+    # uvicorn's own signature, which narrows asyncio's BaseTransport (and ignores it the same).
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm()

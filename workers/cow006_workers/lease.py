@@ -36,7 +36,7 @@ from types import TracebackType
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006.agent import Agent
+from cow006 import Agent
 from cow006.host import RemoteAgent
 from cow006_platform import locks, results
 from cow006_platform.db import aware, session_scope

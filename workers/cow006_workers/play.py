@@ -9,25 +9,26 @@ Every bot process of a match is started before the match begins, so their start-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from cow006 import Agent
 from cow006 import sandbox as cow_sandbox
 from cow006 import spec as cow_spec
-from cow006.agent import Agent
-from cow006.host import Limits, RemoteAgent
-from cow006.runner import Match as Runner
+from cow006.host import Limits, MatchRunner, RemoteAgent
 from cow006_platform import storage
 from cow006_platform.models import Agent as AgentRow
-from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSeat
+from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSeat, version_label
 from cow006_platform.settings import Settings
 
 # What a match played leaves: its log, and each seat's stderr (None for an in-process agent).
-Result = tuple[dict[str, Any], list[str | None]]
+# The log is a read-only JSON object: a played one is a ``cow006.log.MatchLog``, a scrubbed
+# one (``runs.scrub_result``) a plain dict; the platform checks whatever it is given.
+Result = tuple[Mapping[str, Any], list[str | None]]
 
 
 @dataclass
@@ -75,7 +76,7 @@ def read_plan(session: Session, settings: Settings, match: Match) -> Plan:
         .where(MatchSeat.match_id == match.id)
         .order_by(MatchSeat.seat)
     ).all()
-    labels = [f"{agent_name}@{number}" for _sha, number, agent_name in seats]
+    labels = [version_label(agent_name, number) for _sha, number, agent_name in seats]
     paths = [bot_folder(settings, row[0], label) for row, label in zip(seats, labels, strict=True)]
     ladder = session.get(Ladder, match.ladder_id) if match.ladder_id is not None else None
     source: Ladder | League | None = ladder
@@ -116,6 +117,6 @@ def play(
     with cow_spec.agents(specs, limits, labels, sandbox=sb) as seated:
         if on_start is not None:
             on_start(seated)
-        log = Runner(seated, seed, names=list(labels)).run()
+        log = MatchRunner(seated, seed, names=list(labels)).run()
     log["sandbox"] = cow_sandbox.log_entry(sb)
     return log, [_stderr_of(a) for a in seated]

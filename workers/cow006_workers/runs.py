@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +82,7 @@ def refused(exc: BaseException) -> bool:
     return not exc.connection_invalidated
 
 
-def scrub_result(log: dict[str, Any], stderr: list[str | None]) -> Result:
+def scrub_result(log: Mapping[str, Any], stderr: list[str | None]) -> Result:
     """The result with every piece of bot text (fault details, stderr) replaced by
     ``REFUSED_TEXT``: what is stored when the database refused the result as it was."""
     log = dict(log)
@@ -96,7 +96,7 @@ def scrub_result(log: dict[str, Any], stderr: list[str | None]) -> Result:
 def finish_claim(
     session_factory: sessionmaker[Session],
     claim: Claim,
-    log: dict[str, Any],
+    log: Mapping[str, Any],
     stderr: list[str | None],
 ) -> bool:
     """Store the result of a claimed run (``results.finish_match``), exactly once; False if
@@ -251,7 +251,7 @@ def _run(
     )
     plan = claim.plan
     error: Exception | None = None
-    log: dict[str, Any] = {}
+    log: Mapping[str, Any] = {}
     stderr: list[str | None] = []
     try:
         with heartbeat:

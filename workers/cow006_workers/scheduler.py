@@ -39,6 +39,7 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import changes, leagues, locks, results, workclasses
+from cow006_platform.crud.ladders import entries_query
 from cow006_platform.db import aware, session_scope
 from cow006_platform.models import (
     Agent,
@@ -85,23 +86,10 @@ def _epoch(moment: datetime | None) -> float | None:
 
 def ladder_candidates(session: Session, ladder: Ladder) -> list[Candidate]:
     """The ladder's active entries, as matchmaking sees them (rating, games, in flight)."""
+    # The one query of entries with their current rating (crud.ladders), narrowed to the
+    # entries matchmaking may seat.
     rows = session.execute(
-        select(
-            LadderEntry.version_id,
-            LadderEntry.agent_id,
-            Agent.owner_id,
-            Rating.mu,
-            Rating.sigma,
-            Rating.matches,
-            Rating.last_played_at,
-            AgentVersion.consecutive_failures,
-        )
-        .join(Agent, Agent.id == LadderEntry.agent_id)
-        .join(AgentVersion, AgentVersion.id == LadderEntry.version_id)
-        .outerjoin(
-            Rating,
-            and_(Rating.ladder_id == ladder.id, Rating.version_id == LadderEntry.version_id),
-        )
+        entries_query(Rating.last_played_at, AgentVersion.consecutive_failures, ladder=ladder)
         .where(
             LadderEntry.ladder_id == ladder.id,
             LadderEntry.active.is_(True),
@@ -122,18 +110,18 @@ def ladder_candidates(session: Session, ladder: Ladder) -> list[Candidate]:
     )
     return [
         Candidate(
-            version_id=vid,
-            agent_id=aid,
-            owner_id=oid,
-            mu=mu if mu is not None else ladder.mu,
-            sigma=sigma if sigma is not None else ladder.sigma,
-            games=games or 0,
-            last_played=_epoch(last),
+            version_id=row.version_id,
+            agent_id=row.agent_id,
+            owner_id=row.owner_id,
+            mu=row.mu,
+            sigma=row.sigma,
+            games=row.matches,
+            last_played=_epoch(row.last_played_at),
             # Failed matches in a row count as matches still queued: a version whose matches
             # fail is no newcomer to place first (it has no game) and is picked less often.
-            queued=int(queued.get(vid, 0)) + int(failures or 0),
+            queued=int(queued.get(row.version_id, 0)) + int(row.consecutive_failures or 0),
         )
-        for vid, aid, oid, mu, sigma, games, last, failures in rows
+        for row in rows
     ]
 
 

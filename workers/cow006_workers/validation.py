@@ -12,8 +12,8 @@ and fault in the arena.  So the validation table copies the ladder the version w
 in, and nothing a bot is told differs:
 
 * ``hello`` carries the same fields everywhere: the seat, the number of players, opaque seat
-  labels (``cow006.runner.seat_labels``: never agent names or owners), the bot's own seed
-  (independent randomness, ``cow006.runner.new_agent_seeds``), the limits and settings;
+  labels (``cow006._runner.seat_labels``: never agent names or owners), the bot's own seed
+  (independent randomness, ``cow006._runner.new_agent_seeds``), the limits and settings;
 * the number of players and the time limits are those of ``validation_ladder``: the ladder
   the agent is entered in (the one entered most recently), else the first open ladder, else
   the platform's defaults (``validation_decision``, ``validation_bank``, one seat per

@@ -60,6 +60,8 @@ def page(
     one by one in Python costs more than the queries that fill it.  ``context`` goes to the
     schemas' validators (who may see what: ``schemas.OwnerOnly``, the seeds).
     """
+    # A generic model parametrized at run time: mypy reads ``Page[item]`` as a type
+    # expression, where a variable is not allowed.
     model: type[Page[M]] = Page[item]  # type: ignore[valid-type]
     # Rows of columns as dicts: pydantic reads a dict faster than a Row's attributes.
     items = [r._asdict() for r in rows] if rows and isinstance(rows[0], Row) else rows

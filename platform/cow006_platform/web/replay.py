@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cow006.errors import LogError
+from cow006 import LogError
 from cow006.replay import Deal, Placement, Reveal, RoundEnd, Taken, n_players, steps
 
 

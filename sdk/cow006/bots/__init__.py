@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..agent import Agent
-from ..errors import AgentLoadError
-from .montecarlo import MonteCarloBot
-from .simple import GreedyBot, LowestBot, RandomBot, SafeBot
+from .._agent import Agent
+from .._errors import AgentLoadError
+from ._montecarlo import MonteCarloBot
+from ._simple import GreedyBot, LowestBot, RandomBot, SafeBot
 
 PREFIX = "builtin:"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import AgentLoadError
+from .._errors import AgentLoadError
 
 
 class SandboxError(AgentLoadError):

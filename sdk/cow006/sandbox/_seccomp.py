@@ -106,10 +106,11 @@ _bpf_cache: list[bytes] = []
 
 
 def _seccomp_module() -> Any:
+    # Neither module has type information (pyproject.toml's mypy section says so).
     try:
-        import pyseccomp as sc  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        import pyseccomp as sc
     except ImportError:
-        import seccomp as sc  # type: ignore[import-not-found,import-untyped,no-redef,unused-ignore]
+        import seccomp as sc
     return sc
 
 

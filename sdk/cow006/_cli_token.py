@@ -1,4 +1,4 @@
-"""``cow006 token``: the logged-in user's API tokens on an arena (``cow006.client``).
+"""``cow006 token``: the logged-in user's API tokens on an arena (``cow006._client``).
 
 ::
 
@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from . import client
+from . import _client as client
 
 token_app = typer.Typer(
     name="token",

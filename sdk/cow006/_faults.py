@@ -1,7 +1,7 @@
 """Faults: what a bot can do wrong, and the deterministic fallbacks played in its place.
 
 Host side only: a bot process never imports this module (``enum`` alone would cost its
-start-up about 3 ms).  ``BotFault``, which the protocol raises, is in ``cow006.errors`` and
+start-up about 3 ms).  ``BotFault``, which the protocol raises, is in ``cow006._errors`` and
 re-exported here.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
+from ._errors import BotFault
 from .engine import cheapest_row
-from .errors import BotFault
 
 
 class FaultKind(StrEnum):

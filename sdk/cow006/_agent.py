@@ -21,8 +21,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from .errors import AgentLoadError
-from .view import View
+from ._errors import AgentLoadError
+from ._view import View
 
 
 class MatchInfo:

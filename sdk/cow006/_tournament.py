@@ -21,11 +21,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ._errors import SetupError
+from ._runner import new_agent_seeds
 from .cards import MAX_PLAYERS, MIN_PLAYERS
-from .errors import SetupError
 from .host import Limits
 from .log import MatchLog
-from .runner import new_agent_seeds
 from .sandbox import Sandbox
 from .spec import play
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 import math
 import time
 
+from .._view import View
 from ..cards import DECK_SIZE, END_SCORE, N_ROWS, ROW_LIMIT
 from ..engine import cheapest, ends_below, lay, rule_rows
-from ..view import View
-from .simple import SeededAgent
+from ._simple import SeededAgent
 
 # The simulation keeps the rows as the placement rule reads them (``cow006.engine``): their
 # ends ascending, with the lengths and heads of those rows.  A card always lands on the row

@@ -21,9 +21,9 @@ from rich.text import Text
 
 from . import engine
 from ._cli_shared import plural
+from ._tournament import Standing
 from .cards import heads_of
 from .replay import Deal, Placement, Reveal, RoundEnd, steps
-from .tournament import Standing
 from .untrusted import terminal_data
 
 REASONS = {"sixth": "sixth card", "lowest": "lowest card"}

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from typing import Any, TypedDict, Unpack
 
 from . import engine
-from .agent import Agent, MatchInfo
+from ._agent import Agent, MatchInfo
+from ._errors import IllegalMoveError, SetupError
+from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
+from ._view import View, table_of
 from .cards import HAND_SIZE
-from .errors import IllegalMoveError, SetupError
-from .faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
-from .view import View, table_of
 
 Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
 
@@ -308,7 +308,3 @@ class MatchRunner:
         for seat in range(n):
             self._notify(seat, "on_match_end", result)
         return self.log
-
-
-# The runner's former name (the platform and cow006.spec import it so): removed after this wave.
-Match = MatchRunner

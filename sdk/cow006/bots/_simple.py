@@ -20,10 +20,10 @@ from __future__ import annotations
 import random
 from bisect import bisect_left
 
-from ..agent import Agent, MatchInfo
+from .._agent import Agent, MatchInfo
+from .._faults import fallback_card
+from .._view import View
 from ..cards import HEADS, ROW_LIMIT
-from ..faults import fallback_card
-from ..view import View
 
 # Mean heads of a card over the deck: the expected heads of an unknown card.
 _MEAN_HEADS = sum(HEADS) / (len(HEADS) - 1)

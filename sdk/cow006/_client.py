@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import Cow006Error
+from ._errors import Cow006Error
 
 DEFAULT_TIMEOUT = 30.0  # seconds per request (an upload included: bots are at most 1 MiB)
 CONFIG_ENV = "COW006_CONFIG"

@@ -45,13 +45,13 @@ class AgentLoadError(Cow006Error):
 class BotFault(Exception):
     """A decision that could not be had from a bot; the runner records it and falls back.
 
-    ``kind`` is one of ``cow006.faults.FaultKind`` (a string equal to it is accepted).
+    ``kind`` is one of ``cow006._faults.FaultKind`` (a string equal to it is accepted).
     """
 
     def __init__(self, kind: str, detail: str = "") -> None:
         # Imported here: a bot process imports this module but never makes a BotFault (the
         # host does), and must not pay for ``enum`` and ``re`` at start-up.
-        from .faults import FAULT_KINDS, MAX_DETAIL, FaultKind
+        from ._faults import FAULT_KINDS, MAX_DETAIL, FaultKind
         from .untrusted import clean
 
         if kind not in FAULT_KINDS:
@@ -65,6 +65,6 @@ class BotFault(Exception):
 
     @property
     def fatal(self) -> bool:
-        from .faults import FATAL_KINDS
+        from ._faults import FATAL_KINDS
 
         return self.kind in FATAL_KINDS
