@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # What plays a match: the runner, bot processes and their protocol, the sandbox.
@@ -45,6 +47,7 @@ print(json.dumps({"codes": codes, "modules": sorted(sys.modules)}))
 """
 
 
+@pytest.mark.slow
 def test_an_api_process_loads_no_match_playing_module(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", API_PROCESS],
