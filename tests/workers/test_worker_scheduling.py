@@ -264,10 +264,12 @@ def test_a_lost_lease_stops_the_run_and_drops_its_result(
                 break
         assert time.monotonic() < deadline
         time.sleep(0.05)
+    stolen = time.monotonic()
     runner.join(30)
     assert outcome and outcome[0].status == "lost"
-    # The bots were killed: far sooner than the ~24 s the match takes.
-    assert time.monotonic() - started < 10
+    # The bots were killed: far sooner than the ~24 s the match takes (counted from the
+    # theft: the bots' start before it may be slow on a loaded machine).
+    assert time.monotonic() - stolen < 12, time.monotonic() - started
     with db.session_scope(session_factory) as s:
         m = s.get(Match, mid)
         assert m is not None and m.status is MatchStatus.running and m.worker == "thief"
