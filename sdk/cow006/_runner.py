@@ -16,7 +16,7 @@ from . import engine
 from ._agent import Agent, MatchInfo
 from ._errors import IllegalMoveError, SetupError
 from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
-from ._view import View, table_of
+from ._view import Table, View, new_table
 from .cards import HAND_SIZE
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
@@ -145,6 +145,11 @@ class MatchRunner:
         self._default_take_row = [type(a).take_row is Agent.take_row for a in self.agents]
         self._starters: tuple[int, ...] = ()
         self._revealed: tuple[tuple[int, ...], ...] = ()
+        # What the views of this moment share, kept as tuples between the turns that change
+        # them: the totals change once a round, this round's penalties only with a take.
+        self._scores: tuple[int, ...] = ()
+        self._penalties: tuple[int, ...] = ()
+        self._table: Table | None = None  # the current turn's, also for its take-row views
 
     # -- faults ----------------------------------------------------------------------------
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
@@ -202,7 +207,10 @@ class MatchRunner:
             # skip the view.
             return st.cheapest_row()
         if not self.forfeited[seat]:
-            table = table_of(st, self._starters, self._revealed)
+            # Only the turn's lowest card can be below every row end, and it is placed first:
+            # the table is still the one the turn's cards were played on.
+            table = self._table
+            assert table is not None
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
@@ -218,7 +226,16 @@ class MatchRunner:
 
     def _play_turn(self) -> Turn:
         st = self.state
-        table = table_of(st, self._starters, self._revealed)
+        self._table = table = new_table(
+            tuple(map(tuple, st.rows)),
+            self._scores,
+            self._penalties,
+            self._revealed,
+            self._starters,
+            st.round,
+            st.turn,
+            st.n_players,
+        )
         hands = st.hands
         plays = self._plays
         forfeited = self.forfeited
@@ -242,6 +259,8 @@ class MatchRunner:
             cards.append(fallback_card(hand))
         takes = engine.play_turn(st, cards, self._choose_row)
         self._revealed = (*self._revealed, tuple(cards))
+        if takes:
+            self._penalties = tuple(st.penalties)
         return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
 
     # -- the match -------------------------------------------------------------------------
@@ -254,11 +273,22 @@ class MatchRunner:
             engine.deal_round(st, self.rng)
         self._starters = tuple(r[0] for r in st.rows)
         self._revealed = ()
+        self._scores = tuple(st.scores)
+        self._penalties = tuple(st.penalties)
         rows = [r[:] for r in st.rows]
         hands = [h[:] for h in st.hands]
         n = st.n_players
         if self._wants("on_round_start"):
-            table = table_of(st, self._starters, ())
+            table = new_table(
+                tuple(map(tuple, st.rows)),
+                self._scores,
+                self._penalties,
+                (),
+                self._starters,
+                st.round,
+                st.turn,
+                n,
+            )
             for seat in range(n):
                 self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
         turns = [self._play_turn() for _ in range(HAND_SIZE)]

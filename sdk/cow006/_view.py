@@ -213,7 +213,7 @@ def table_of(
     state: State, starters: tuple[int, ...], revealed: tuple[tuple[int, ...], ...]
 ) -> Table:
     """The public table of ``state`` at this moment: what every seat's view shares."""
-    return Table(
+    return new_table(
         tuple(map(tuple, state.rows)),
         tuple(state.scores),
         tuple(state.penalties),
@@ -223,6 +223,24 @@ def table_of(
         state.turn,
         state.n_players,
     )
+
+
+def new_table(
+    rows: Rows,
+    scores: tuple[int, ...],
+    penalties: tuple[int, ...],
+    revealed: tuple[tuple[int, ...], ...],
+    starters: tuple[int, ...],
+    round: int,
+    turn: int,
+    n_players: int,
+) -> Table:
+    """``Table(...)`` from its fields, positional, without the named tuple's Python-level
+    ``__new__`` (the runner makes one per turn)."""
+    return _tuple_new(Table, (rows, scores, penalties, revealed, starters, round, turn, n_players))
+
+
+_tuple_new = tuple.__new__
 
 
 def observe(
