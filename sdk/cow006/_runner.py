@@ -237,6 +237,7 @@ class MatchRunner:
             st.n_players,
         )
         hands = st.hands
+        new_view = object.__new__
         plays = self._plays
         forfeited = self.forfeited
         cards: list[int] = []
@@ -244,7 +245,14 @@ class MatchRunner:
             hand = hands[seat]
             if not forfeited[seat]:
                 try:
-                    card = plays[seat](View(seat, tuple(hand), table))
+                    # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
+                    # (four views a turn): the same slots, set here.
+                    view = new_view(View)
+                    view.seat = seat
+                    view.hand = tuple(hand)
+                    view.table = table
+                    view.time_left = view.card = view.current = None
+                    card = plays[seat](view)
                     if type(card) is int and card in hand:
                         cards.append(card)
                         continue

@@ -51,6 +51,8 @@ class View:
       current     in ``take_row``: the cards revealed in this turn, by seat (else None)
     """
 
+    # The runner makes a turn's views without calling ``__init__`` and sets every one of these
+    # itself (``MatchRunner._play_turn``): a slot added here is added there too.
     __slots__ = ("card", "current", "hand", "seat", "table", "time_left")
 
     def __init__(
