@@ -2,9 +2,27 @@
 
 Random agents, in-process, one core.  In the same run a minimal inline reference loop plays
 the same game (same deal procedure, same random policy, no views, no log) so the figure can be
-read as a ratio that survives a noisy machine.  Targets: >= 2,500 matches/s, ratio >= 0.5.
+read as a ratio that survives a noisy machine.  Targets: >= 2,500 matches/s, ratio >= 0.8
+(issue 16; it was 0.5).
 
     python bench/engine.py [--seconds S] [--repeats R] [--json]
+    python bench/engine.py --play N [--reference]   (N matches, agents seeded 0, 1, 2...)
+
+Figures (2-core AMD EPYC shared with other jobs, Python 3.11.7, 2026-12-02; old = 1f122fd,
+new = the enginespeed branch, run alternately in one session, ``--seconds 1 --repeats 7``):
+
+    old  1344 / 1508 / 1722 matches/s   ratio 0.558 / 0.512 / 0.580   (median 0.558)
+    new  1543 / 1880 / 1892 matches/s   ratio 0.542 / 0.579 / 0.659   (median 0.579)
+
+The wall-clock ratio moved by about as much as the machine's noise (load average 2-4 on 2
+cores), so the steadier figure is the instruction count, the same games every run
+(``valgrind --tool=callgrind python bench/engine.py --play 200``, minus ``--play 0``, per
+match; ``--reference`` for the reference loop): play_match
+5.13 M instructions a match old, 4.53 M new (-12 %), the reference loop 3.25 M: a ratio of
+0.632 old, 0.717 new.  The target of 0.8 is not reached.  Where the rest goes (the same
+count on an inline copy of the runner's loop): the four views a turn about 0.34 M a match,
+the turn's table 0.26 M, the log's turn records 0.26 M; the engine's own turn (about
+1.5 M with its bookkeeping) is already cheaper than the reference's placement loop.
 """
 
 from __future__ import annotations
@@ -76,6 +94,20 @@ def reference_match(seed: int) -> list[int]:
     return scores
 
 
+def play_only(n: int, reference: bool) -> None:
+    """Play ``n`` matches and nothing else, the agents seeded from a counter (the same games
+    every run), for an instruction counter such as callgrind."""
+    counter = iter(range(2**62))
+
+    def seeded(self: RandomAgent, info) -> None:  # type: ignore[no-untyped-def]
+        self.rng = random.Random(next(counter))
+
+    RandomAgent.on_match_start = seeded  # type: ignore[method-assign]
+    fn = reference_match if reference else sdk_match
+    for seed in range(n):
+        fn(seed)
+
+
 def rate(fn, seconds: float) -> float:  # type: ignore[no-untyped-def]
     n = 0
     start = time.perf_counter()
@@ -94,7 +126,12 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     ap.add_argument("--repeats", type=int, default=5, help="alternating measurements of each")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--play", type=int, metavar="N", help="only play N matches (see above)")
+    ap.add_argument("--reference", action="store_true", help="with --play: the reference loop")
     args = ap.parse_args()
+    if args.play is not None:
+        play_only(args.play, args.reference)
+        return 0
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     sdk, ref = [], []
@@ -106,7 +143,7 @@ def main() -> int:
         "play_match_per_s": round(statistics.median(sdk)),
         "reference_per_s": round(statistics.median(ref)),
         "ratio": round(statistics.median(ratios), 3),
-        "targets": {"play_match_per_s": 2500, "ratio": 0.5},
+        "targets": {"play_match_per_s": 2500, "ratio": 0.8},
     }
     if args.json:
         print(json.dumps(out))
@@ -114,9 +151,9 @@ def main() -> int:
         print(f"play_match, 4 random agents : {out['play_match_per_s']:>7} matches/s (median)")
         print(f"inline reference loop       : {out['reference_per_s']:>7} matches/s (median)")
         print(
-            f"ratio play_match/reference  : {out['ratio']:>7}   (target >= 0.5; >= 2500 matches/s)"
+            f"ratio play_match/reference  : {out['ratio']:>7}   (target >= 0.8; >= 2500 matches/s)"
         )
-    ok = out["play_match_per_s"] >= 2500 and out["ratio"] >= 0.5
+    ok = out["play_match_per_s"] >= 2500 and out["ratio"] >= 0.8
     return 0 if ok else 1
 
 
