@@ -146,6 +146,9 @@ class MatchRunner:
             self.log["given_deals"] = len(self.deals)
         self._plays = [a.play for a in self.agents]
         self._default_take_row = [type(a).take_row is Agent.take_row for a in self.agents]
+        # Like the two lines above, read once a match: whether to make round-start views and
+        # to call the round hooks at all.
+        self._round_hooks = (self._wants("on_round_start"), self._wants("on_round_end"))
         self._starters: tuple[int, ...] = ()
         self._revealed: tuple[tuple[int, ...], ...] = ()
         # What the views of this moment share, kept as tuples between the turns that change
@@ -282,14 +285,14 @@ class MatchRunner:
             engine.start_round(st, *self.deals[r])
         else:
             engine.deal_round(st, self.rng)
-        self._starters = tuple(r[0] for r in st.rows)
+        self._starters = tuple([r[0] for r in st.rows])
         self._revealed = ()
         self._scores = tuple(st.scores)
         self._penalties = tuple(st.penalties)
         rows = [r[:] for r in st.rows]
         hands = [h[:] for h in st.hands]
         n = st.n_players
-        if self._wants("on_round_start"):
+        if self._round_hooks[0]:
             table = new_table(
                 tuple(map(tuple, st.rows)),
                 self._scores,
@@ -309,7 +312,7 @@ class MatchRunner:
             "turns": turns,
             "penalties": engine.finish_round(st),
         }
-        if self._wants("on_round_end"):
+        if self._round_hooks[1]:
             for seat in range(n):
                 self._notify(seat, "on_round_end", entry)
         return entry
