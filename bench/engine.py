@@ -9,20 +9,23 @@ read as a ratio that survives a noisy machine.  Targets: >= 2,500 matches/s, rat
     python bench/engine.py --play N [--reference]   (N matches, agents seeded 0, 1, 2...)
 
 Figures (2-core AMD EPYC shared with other jobs, Python 3.11.7, 2026-12-02; old = 1f122fd,
-new = the enginespeed branch, run alternately in one session, ``--seconds 1 --repeats 7``):
+new = the enginespeed branch, run alternately in one session, ``--seconds 1 --repeats 7``,
+three runs each, load average 2.8-3.5):
 
-    old  1344 / 1508 / 1722 matches/s   ratio 0.558 / 0.512 / 0.580   (median 0.558)
-    new  1543 / 1880 / 1892 matches/s   ratio 0.542 / 0.579 / 0.659   (median 0.579)
+    old  1080 / 1071 / 1324 matches/s   ratio 0.557 / 0.600 / 0.583   (median 0.583)
+    new   880 / 1371 / 1226 matches/s   ratio 0.557 / 0.623 / 0.623   (median 0.623)
 
-The wall-clock ratio moved by about as much as the machine's noise (load average 2-4 on 2
-cores), so the steadier figure is the instruction count, the same games every run
-(``valgrind --tool=callgrind python bench/engine.py --play 200``, minus ``--play 0``, per
-match; ``--reference`` for the reference loop): play_match
-5.13 M instructions a match old, 4.53 M new (-12 %), the reference loop 3.25 M: a ratio of
-0.632 old, 0.717 new.  The target of 0.8 is not reached.  Where the rest goes (the same
-count on an inline copy of the runner's loop): the four views a turn about 0.34 M a match,
-the turn's table 0.26 M, the log's turn records 0.26 M; the engine's own turn (about
-1.5 M with its bookkeeping) is already cheaper than the reference's placement loop.
+The wall-clock figures move by about as much as the machine's noise, so the steadier figure
+is the instruction count, the same games every run (``valgrind --tool=callgrind python
+bench/engine.py --play 200``, minus ``--play 0``, per match; ``--reference`` for the
+reference loop): play_match 5.13 M instructions a match old, 4.48 M new (-13 %), the
+reference loop 3.25 M: a ratio of 0.632 old, 0.725 new.  The target of 0.8 is not reached.
+Where the rest goes (the same count on an inline copy of the runner's loop): the four views a
+turn about 0.34 M a match before the views were made without ``__init__``, the turn's table
+0.26 M, the log's turn records 0.26 M; the engine's own turn (about 1.5 M with its
+bookkeeping) is already cheaper than the reference's placement loop.  A table whose rows are
+copied only when read (a copy-on-need freeze before the engine moves) measured 0.4 % less:
+its Python ``__init__`` costs what the copy saves, so it is not in.
 """
 
 from __future__ import annotations
