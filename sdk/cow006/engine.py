@@ -9,11 +9,9 @@ The placement rule is written once, in ``lay``, on the rows as the rule reads th
 last cards in ascending order (``ends``), with the lengths and the heads of those rows.  Only
 the last card of a row decides where a card goes (``ends_below``), and a card only ever
 replaces the end just below it, so the order of the ends is kept; only a take by a card below
-every end makes that row the first.  The views' helpers and the built-in bots' simulations
-place cards through ``lay``, a whole turn in one call.  A match places one card at a time
-(``place``, ``resolve``, ``play_turn``, also for the replay ``cow006.replay``): there the
-three cases of ``lay`` are written out for one card, since a call would cost as much as the
-placement on the engine's hottest path; tests/sdk/test_properties.py holds the two equal.
+every end makes that row the first.  The engine, the views' helpers, the built-in bots'
+simulations and the replay (``cow006.replay``) all place cards through ``lay``: a match
+places one card at a time, a simulation a whole turn in one call.
 
 Every public transition checks what it is given (``SetupError``, ``CardNotInHandError``,
 ``InvalidRowError``).  A caller that has checked each decision itself (the runner, which has
@@ -44,7 +42,7 @@ from .cards import (
 if TYPE_CHECKING:  # the typed records live with the log, which a bot process never imports
     import random
 
-    from .log import Take, TakeReason
+    from .log import Take
 
 # choose_row(seat, card) -> row index; asked only for a card below every row end.
 ChooseRow = Callable[[int, int], Any]
@@ -110,15 +108,12 @@ class State:
 
     def cheapest_row(self) -> int:
         """The row with the fewest heads, then fewest cards, then the lowest index."""
-        # ``cheapest`` on the rule's columns in one pass (a faulted seat's row, and every
-        # default ``take_row``): (heads, cards, row index) as one key, since a row holds at
-        # most 5 cards and the index is below 8.
-        best = -1
-        for h, size, row in zip(self.heads, self.sizes, self.by_end, strict=True):
-            key = (h * 8 + size) * 8 + row
-            if best < 0 or key < best:
-                best = key
-        return best & 7
+        heads = [0] * len(self.by_end)
+        sizes = heads[:]
+        for p, row in enumerate(self.by_end):
+            heads[row] = self.heads[p]
+            sizes[row] = self.sizes[p]
+        return cheapest(heads, sizes)
 
     @property
     def round_over(self) -> bool:
@@ -390,44 +385,38 @@ def _settle(
     ends, sizes, heads = state.ends, state.sizes, state.heads
     by_end, rows = state.by_end, state.rows
     takes: list[Take] = []
-    h = HEADS
     for seat in seats:
         card = cards[seat]
-        # ``lay``'s three cases, written out for one card: every turn of every match passes
-        # here, and a call of ``lay`` would cost as much as the placement
-        # (tests/sdk/test_properties.py holds the two equal).
-        p = ends_below(ends, card) - 1  # the nearest lower end; -1: below every end
-        if p >= 0:
-            row = by_end[p]  # the nearest lower end's row, which the card now ends
-            ends[p] = card
+        below = ends_below(ends, card)
+        if below:
+            p = below - 1
+            row = by_end[p]  # the nearest lower end's row, which the card will end
             if sizes[p] < ROW_LIMIT:
+                # ``lay``'s first case (most cards), written out: every turn of every match
+                # passes here, and the call costs as much as the placement.
+                ends[p] = card
                 sizes[p] += 1
-                heads[p] += h[card]
+                heads[p] += HEADS[card]
                 rows[row].append(card)
                 continue
-            got = heads[p]  # the row's 6th card takes the five
-            sizes[p] = 1
-            heads[p] = h[card]
-            reason: TakeReason = "sixth"
+            got = lay(ends, sizes, heads, (card,))
         else:
             # Below every end: the player chooses, before anything changes (a bad row raises).
-            row = choose_row(seat, card)
-            if type(row) is not int or not 0 <= row < N_ROWS:
-                check_row(seat, row)  # raises InvalidRowError
+            row = check_row(seat, choose_row(seat, card))
             p = by_end.index(row)
-            got = heads[p]
-            # The row, now only the card, has the lowest end: it moves to position 0.
-            del ends[p], sizes[p], heads[p], by_end[p]
-            ends.insert(0, card)
-            sizes.insert(0, 1)
-            heads.insert(0, h[card])
-            by_end.insert(0, row)
-            reason = "lowest"
+            got = lay(ends, sizes, heads, (card,), p)
+            del by_end[p]
+            by_end.insert(0, row)  # as ``lay`` moved it: the row now has the lowest end
+        if not got:
+            rows[row].append(card)
+            continue
         taken = rows[row]
         rows[row] = [card]
         state.penalties[seat] += got
         state.piles[seat].extend(taken)
-        takes.append({"seat": seat, "row": row, "cards": taken, "reason": reason})
+        takes.append(
+            {"seat": seat, "row": row, "cards": taken, "reason": "sixth" if below else "lowest"}
+        )
     return takes
 
 
