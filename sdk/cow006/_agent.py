@@ -54,14 +54,12 @@ class MatchInfo:
         names: tuple[str, ...] = (),
         settings: dict[str, Any] | None = None,
     ) -> None:
-        for key, value in (
-            ("seat", seat),
-            ("n_players", n_players),
-            ("seed", seed),
-            ("names", tuple(names)),
-            ("settings", dict(settings or {})),
-        ):
-            object.__setattr__(self, key, value)
+        init = object.__setattr__  # past the read-only __setattr__; no loop: one per seat
+        init(self, "seat", seat)
+        init(self, "n_players", n_players)
+        init(self, "seed", seed)
+        init(self, "names", tuple(names))
+        init(self, "settings", dict(settings or {}))
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("MatchInfo is read-only")

@@ -8,6 +8,7 @@ faults, and recording everything as a ``cow006-match-1`` log.  Agents may be in-
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Sequence
 from typing import Any, TypedDict, Unpack
@@ -16,7 +17,7 @@ from . import engine
 from ._agent import Agent, MatchInfo
 from ._errors import IllegalMoveError, SetupError
 from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
-from ._view import View, table_of
+from ._view import Table, View, new_table
 from .cards import HAND_SIZE
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
@@ -45,8 +46,10 @@ def new_agent_seeds(n_players: int) -> list[int]:
     predict another seat's.  The log records them once the match is over (``agent_seeds``),
     and ``play_match(..., agent_seeds=log["agent_seeds"])`` plays the match again.
     """
-    rng = random.SystemRandom()
-    return [rng.getrandbits(63) for _ in range(n_players)]
+    # One read of the operating system's randomness for all seats (what SystemRandom does
+    # per seat: 8 bytes, the top 63 bits), instead of one per seat.
+    data = os.urandom(8 * n_players)
+    return [int.from_bytes(data[i : i + 8]) >> 1 for i in range(0, 8 * n_players, 8)]
 
 
 def seat_labels(n_players: int) -> tuple[str, ...]:
@@ -143,8 +146,16 @@ class MatchRunner:
             self.log["given_deals"] = len(self.deals)
         self._plays = [a.play for a in self.agents]
         self._default_take_row = [type(a).take_row is Agent.take_row for a in self.agents]
+        # Like the two lines above, read once a match: whether to make round-start views and
+        # to call the round hooks at all.
+        self._round_hooks = (self._wants("on_round_start"), self._wants("on_round_end"))
         self._starters: tuple[int, ...] = ()
         self._revealed: tuple[tuple[int, ...], ...] = ()
+        # What the views of this moment share, kept as tuples between the turns that change
+        # them: the totals change once a round, this round's penalties only with a take.
+        self._scores: tuple[int, ...] = ()
+        self._penalties: tuple[int, ...] = ()
+        self._table: Table | None = None  # the current turn's, also for its take-row views
 
     # -- faults ----------------------------------------------------------------------------
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
@@ -202,7 +213,10 @@ class MatchRunner:
             # skip the view.
             return st.cheapest_row()
         if not self.forfeited[seat]:
-            table = table_of(st, self._starters, self._revealed)
+            # Only the turn's lowest card can be below every row end, and it is placed first:
+            # the table is still the one the turn's cards were played on.
+            table = self._table
+            assert table is not None
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
@@ -218,8 +232,18 @@ class MatchRunner:
 
     def _play_turn(self) -> Turn:
         st = self.state
-        table = table_of(st, self._starters, self._revealed)
+        self._table = table = new_table(
+            tuple(map(tuple, st.rows)),
+            self._scores,
+            self._penalties,
+            self._revealed,
+            self._starters,
+            st.round,
+            st.turn,
+            st.n_players,
+        )
         hands = st.hands
+        new_view = object.__new__
         plays = self._plays
         forfeited = self.forfeited
         cards: list[int] = []
@@ -227,7 +251,14 @@ class MatchRunner:
             hand = hands[seat]
             if not forfeited[seat]:
                 try:
-                    card = plays[seat](View(seat, tuple(hand), table))
+                    # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
+                    # (four views a turn): the same slots, set here.
+                    view = new_view(View)
+                    view.seat = seat
+                    view.hand = tuple(hand)
+                    view.table = table
+                    view.time_left = view.card = view.current = None
+                    card = plays[seat](view)
                     if type(card) is int and card in hand:
                         cards.append(card)
                         continue
@@ -242,6 +273,8 @@ class MatchRunner:
             cards.append(fallback_card(hand))
         takes = engine.play_turn(st, cards, self._choose_row)
         self._revealed = (*self._revealed, tuple(cards))
+        if takes:
+            self._penalties = tuple(st.penalties)
         return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
 
     # -- the match -------------------------------------------------------------------------
@@ -252,13 +285,24 @@ class MatchRunner:
             engine.start_round(st, *self.deals[r])
         else:
             engine.deal_round(st, self.rng)
-        self._starters = tuple(r[0] for r in st.rows)
+        self._starters = tuple([r[0] for r in st.rows])
         self._revealed = ()
+        self._scores = tuple(st.scores)
+        self._penalties = tuple(st.penalties)
         rows = [r[:] for r in st.rows]
         hands = [h[:] for h in st.hands]
         n = st.n_players
-        if self._wants("on_round_start"):
-            table = table_of(st, self._starters, ())
+        if self._round_hooks[0]:
+            table = new_table(
+                tuple(map(tuple, st.rows)),
+                self._scores,
+                self._penalties,
+                (),
+                self._starters,
+                st.round,
+                st.turn,
+                n,
+            )
             for seat in range(n):
                 self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
         turns = [self._play_turn() for _ in range(HAND_SIZE)]
@@ -268,7 +312,7 @@ class MatchRunner:
             "turns": turns,
             "penalties": engine.finish_round(st),
         }
-        if self._wants("on_round_end"):
+        if self._round_hooks[1]:
             for seat in range(n):
                 self._notify(seat, "on_round_end", entry)
         return entry

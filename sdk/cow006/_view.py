@@ -51,6 +51,8 @@ class View:
       current     in ``take_row``: the cards revealed in this turn, by seat (else None)
     """
 
+    # The runner makes a turn's views without calling ``__init__`` and sets every one of these
+    # itself (``MatchRunner._play_turn``): a slot added here is added there too.
     __slots__ = ("card", "current", "hand", "seat", "table", "time_left")
 
     def __init__(
@@ -213,7 +215,7 @@ def table_of(
     state: State, starters: tuple[int, ...], revealed: tuple[tuple[int, ...], ...]
 ) -> Table:
     """The public table of ``state`` at this moment: what every seat's view shares."""
-    return Table(
+    return new_table(
         tuple(map(tuple, state.rows)),
         tuple(state.scores),
         tuple(state.penalties),
@@ -223,6 +225,24 @@ def table_of(
         state.turn,
         state.n_players,
     )
+
+
+def new_table(
+    rows: Rows,
+    scores: tuple[int, ...],
+    penalties: tuple[int, ...],
+    revealed: tuple[tuple[int, ...], ...],
+    starters: tuple[int, ...],
+    round: int,
+    turn: int,
+    n_players: int,
+) -> Table:
+    """``Table(...)`` from its fields, positional, without the named tuple's Python-level
+    ``__new__`` (the runner makes one per turn)."""
+    return _tuple_new(Table, (rows, scores, penalties, revealed, starters, round, turn, n_players))
+
+
+_tuple_new = tuple.__new__
 
 
 def observe(

@@ -389,8 +389,17 @@ def _settle(
         card = cards[seat]
         below = ends_below(ends, card)
         if below:
+            p = below - 1
+            row = by_end[p]  # the nearest lower end's row, which the card will end
+            if sizes[p] < ROW_LIMIT:
+                # ``lay``'s first case (most cards), written out: every turn of every match
+                # passes here, and the call costs as much as the placement.
+                ends[p] = card
+                sizes[p] += 1
+                heads[p] += HEADS[card]
+                rows[row].append(card)
+                continue
             got = lay(ends, sizes, heads, (card,))
-            row = by_end[below - 1]  # the nearest lower end's row, now ending with the card
         else:
             # Below every end: the player chooses, before anything changes (a bad row raises).
             row = check_row(seat, choose_row(seat, card))
@@ -425,7 +434,12 @@ def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[T
 
 def play_turn(state: State, cards: Sequence[int], choose_row: ChooseRow) -> list[Take]:
     """One whole turn: reveal the seats' cards, then resolve them in ascending order."""
-    return resolve(state, reveal(state, cards), choose_row)
+    # ``resolve(state, reveal(state, cards), choose_row)``, one call less: every match plays
+    # every turn through here.
+    order = reveal(state, cards)
+    takes = _settle(state, order, state.revealed[-1], choose_row)
+    state.turn += 1  # end_turn
+    return takes
 
 
 # -- scoring ------------------------------------------------------------------------------
