@@ -98,16 +98,26 @@ class Channel:
 channel: Channel | None = None
 
 
+# In the command line of the sandbox's fork server (``cow006._zygote``), whose fork is the pid 1
+# of a sandbox it starts.
+ZYGOTE_MARKER = "cow006-zygote"
+
+
 def sandboxed() -> bool:
     """Whether this bot process runs in the arena's sandbox (``cow006.sandbox``): not as
-    root, and bubblewrap is pid 1 of its own pid namespace.  What a bot must never do on
-    its author's machine can wait for it (the hostile battery's destructive attacks do)."""
+    root, and bubblewrap (or a fork of the sandbox's fork server) is pid 1 of its own pid
+    namespace.  What a bot must never do on its author's machine can wait for it (the
+    hostile battery's destructive attacks do)."""
     try:
         with open("/proc/1/cmdline", "rb") as f:
             init = f.read()
     except OSError:
         return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
+    return (
+        os.getuid() != 0
+        and os.getpid() < 50
+        and (b"bwrap" in init or ZYGOTE_MARKER.encode() in init)
+    )
 
 
 def _print_exc() -> None:
