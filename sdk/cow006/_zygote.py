@@ -311,10 +311,16 @@ def _bind(src: str, dest: str, *, ro: bool = True) -> None:
         _remount_ro(target)
 
 
+def _remount(target: str, flags: int) -> None:
+    """Remount the bind at ``target`` with ``flags`` and the flags it has (some are locked)."""
+    have = os.statvfs(target).f_flag
+    locked = sum(ms for st, ms in _LOCKED if have & st)
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | locked)
+
+
 def _remount_ro(target: str) -> None:
-    flags = os.statvfs(target).f_flag
-    locked = sum(ms for st, ms in _LOCKED if flags & st)
-    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | locked)
+    """Read-only, nosuid and nodev, as bwrap's --ro-bind and --remount-ro make them."""
+    _remount(target, MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _tmpfs(dest: str, data: str, *, ro: bool = False) -> None:
@@ -360,6 +366,7 @@ def _build_root(req: dict[str, Any]) -> None:
         target = f"/newroot/dev/{node}"
         os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666))
         _mount(f"/oldroot/dev/{node}", target, None, MS_BIND)
+        _remount(target, MS_NOSUID)  # bwrap's --dev-bind: writable, nosuid
     for link, target in DEV_LINKS:
         os.symlink(target, f"/newroot/dev/{link}")
     os.mkdir("/newroot/dev/shm", 0o755)
@@ -371,7 +378,7 @@ def _build_root(req: dict[str, Any]) -> None:
         MS_NOSUID | MS_NOEXEC,
         "newinstance,ptmxmode=0666,mode=620",
     )
-    _remount_ro("/newroot/dev")
+    _remount("/newroot/dev", MS_RDONLY | MS_NOSUID)  # its nodes stay usable
     _tmpfs("/tmp", f"size={int(req['tmp_size'])},mode=1777")
     # Leave the host's tree, then the first tmpfs: only /newroot is left, as /.
     _mount(None, "/oldroot", None, MS_REC | MS_PRIVATE)

@@ -155,6 +155,7 @@ def request(
             **(env if env is not None else launch.BOT_ENV),
             "TMPDIR": "/tmp",
             "HOME": "/tmp",
+            "PWD": BOT_DEST,  # bwrap's --chdir sets it
         },
         "hostname": "cow006",
         "cwd": BOT_DEST,
