@@ -17,8 +17,7 @@ import pytest
 
 from cow006 import MatchInfo, launch, sandbox
 from cow006.host import Limits, RemoteAgent
-from cow006.sandbox import Sandbox, SandboxError
-from cow006.sandbox import _forkserver
+from cow006.sandbox import Sandbox, SandboxError, _forkserver
 from cow006.sandbox._process import ZygoteProcess
 
 # What a process sees of its sandbox (everything but its interpreter's modules and its
@@ -47,7 +46,13 @@ for p in ("/x", "/bot/x", "/sdk/x", "/tmp/x", "/dev/x", "/dev/null"):
 out["writes"] = writes
 print(json.dumps(out))
 """
-BOT = "from cow006 import Agent\n\n\nclass Bot(Agent):\n    def play(self, view):\n        return max(view.hand)\n"
+BOT = """from cow006 import Agent
+
+
+class Bot(Agent):
+    def play(self, view):
+        return max(view.hand)
+"""
 
 
 @pytest.fixture
