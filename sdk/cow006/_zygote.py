@@ -201,9 +201,12 @@ def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
         if not data:
             raise OSError("the sandbox's process could not be forked")
         os.write(go_w, b"g")
-        # Answer once the child is in its slot's cgroup, as the slot uid (what bwrap's
-        # Popen returning after its preexec means): the host checks it from then on.
-        if os.read(done_r, 1) != b"c":
+        # With ``confirm`` (the probe), answer once the child is in its slot's cgroup, as the
+        # slot uid (what bwrap's Popen returning after its preexec means), so the host can
+        # check it.  Otherwise at once: the child confines itself (joining a cgroup can take
+        # milliseconds) while the host asks for the next seat, and runs nothing of the bot's
+        # before it is done (a failure ends it with a line on its stderr, status 1).
+        if req.get("confirm") and os.read(done_r, 1) != b"c":
             raise OSError("a bot process could not join its slot's cgroup or drop to the slot uid")
         return int(data)
     finally:
@@ -246,7 +249,8 @@ def _outer(req: dict[str, Any], fds: list[int], go_r: int, done_w: int, host: in
             # A change of uid makes a process undumpable, its /proc files root's: its own
             # uid_map below must stay writable by it (bwrap gets the same by its exec).
             _prctl(PR_SET_DUMPABLE, 1)
-        os.write(done_w, b"c")
+        if req.get("confirm"):  # else the zygote is not listening (its end is closed)
+            os.write(done_w, b"c")
         os.close(done_w)
         euid, egid = os.geteuid(), os.getegid()
         _check(_libc.unshare(NAMESPACES), "unshare")
@@ -261,8 +265,11 @@ def _outer(req: dict[str, Any], fds: list[int], go_r: int, done_w: int, host: in
             os.close(alive_w)
             _init(req, alive_r)  # never returns
         os.close(alive_r)
-        for n in (0, 1, 2):  # only the bot holds its stdio
-            os.close(n)
+        # Only the bot holds its stdin and stdout (so closing them is seen); stderr stays
+        # open here, as in bwrap's processes: its end of file tells the host this process,
+        # the last of the sandbox, is gone.
+        os.close(0)
+        os.close(1)
         _pid, status = os.waitpid(init, 0)
         os._exit(_status_code(status))
     except BaseException as exc:
@@ -287,8 +294,8 @@ def _init(req: dict[str, Any], alive_r: int) -> None:
         bot = os.fork()
         if bot == 0:
             _run_bot(req)  # never returns
-        for n in (0, 1, 2):
-            os.close(n)
+        os.close(0)
+        os.close(1)
         while True:
             pid, status = os.waitpid(-1, 0)
             if pid == bot:

@@ -132,8 +132,11 @@ def request(
     lease: Lease,
     env: Mapping[str, str] | None,
     slot: cgroups.Slot | None,
+    confirm: bool = False,
 ) -> dict[str, Any]:
-    """What the zygote's child builds for this bot: the same sandbox as ``bwrap_command``."""
+    """What the zygote's child builds for this bot: the same sandbox as ``bwrap_command``.
+    With ``confirm`` the zygote answers only once the child is in its cgroup as the slot uid
+    (the probe checks that), else at once (the child confines itself before any bot code)."""
     bot_bind = None
     if bot is not None:
         files = bot_source(sb, bot, lease)
@@ -160,4 +163,5 @@ def request(
         "hostname": "cow006",
         "cwd": BOT_DEST,
         "bpf": seccomp_bpf().hex(),
+        "confirm": confirm,
     }

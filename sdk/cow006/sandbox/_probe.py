@@ -210,7 +210,7 @@ def _run_probe(sb: Sandbox, trial: SandboxStatus) -> dict[str, Any]:
         listener.setblocking(False)
         port = listener.getsockname()[1]
         argv = [launch.python_executable(), "-I", "-S", "-B", "-c", _PROBE_CODE, str(port)]
-        proc = start(sb, argv, lang="python", bot=None, env=None, status=trial)
+        proc = start(sb, argv, lang="python", bot=None, env=None, status=trial, confirm=True)
         groups = _cgroup_facts(proc)
         try:
             out, err = proc.communicate(timeout=PROBE_TIMEOUT)

@@ -44,8 +44,11 @@ def start(
     env: Mapping[str, str] | None,
     status: SandboxStatus,
     handoff: bool = False,
+    confirm: bool = False,
 ) -> SandboxedProcess:
-    """Start ``argv`` in the sandbox as ``status`` found it (see ``Sandbox.spawn``)."""
+    """Start ``argv`` in the sandbox as ``status`` found it (see ``Sandbox.spawn``).  With
+    ``confirm`` (the probe), a process the zygote starts is in its slot's cgroup, as the slot
+    uid, when this returns (as a bwrap process always is)."""
     if is_root():  # orphans of bot processes (bwrap's pid 1, once bwrap is killed) come here
         subreaper.ensure()
     lease = acquire(sb)
@@ -58,7 +61,9 @@ def start(
         if sb.zygote_on() and _forkserver.can_fork(argv, lang):
             # The sandbox's outer process is handed to this host: it must be a subreaper.
             subreaper.ensure()
-            req = _forkserver.request(sb, argv, bot=bot, lease=lease, env=env, slot=slot)
+            req = _forkserver.request(
+                sb, argv, bot=bot, lease=lease, env=env, slot=slot, confirm=confirm
+            )
             return ZygoteProcess(
                 list(argv),
                 zygote=_forkserver.zygote(sb),
