@@ -38,6 +38,7 @@ _RUNTIME = frozenset(sys.modules)
 
 import _socket  # noqa: E402  (after _RUNTIME, on purpose)
 import ctypes  # noqa: E402
+import gc  # noqa: E402
 import resource  # noqa: E402
 
 from cow006 import protocol  # noqa: E402  (a runtime module: imported already)
@@ -147,6 +148,9 @@ def main(fd: int) -> None:
         os._exit(0)
     ctl = _socket.socket(fileno=fd)
     cmsg_space = _socket.CMSG_SPACE(3 * 4)
+    # No garbage collection in the zygote, and what it holds is frozen before each fork: a
+    # collection in a child would touch every object, copying the pages a fork shares.
+    gc.disable()
     while True:
         try:
             data, anc, _flags, _addr = ctl.recvmsg(1 << 20, cmsg_space)
@@ -180,6 +184,7 @@ def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
     pid_r, pid_w = os.pipe()  # the intermediate child reports the child's pid
     done_r, done_w = os.pipe()  # the child says it is confined (end of file: it failed)
     sys.stderr.flush()
+    gc.freeze()
     middle = os.fork()
     if middle == 0:  # exits at once, so that its child is handed to the host (a subreaper)
         try:
@@ -431,6 +436,7 @@ def _run_bot(req: dict[str, Any]) -> None:
     try:
         _prctl(PR_SET_PDEATHSIG, 9)
         _as_fresh_interpreter(req)
+        gc.enable()  # the bot's own objects are collected as usual (the zygote's are frozen)
         program = compile(req["code"], "<string>", "exec")
         main_ns = sys.modules["__main__"].__dict__
         keep: dict[str, Any] = {
