@@ -93,11 +93,8 @@ def starts(bot: Path, launcher: Launcher, n: int) -> float:
 
 
 def _zygote_pids() -> list[int]:
-    try:
-        from cow006.sandbox import _forkserver
-    except ImportError:  # an SDK without the zygote
-        return []
-    return [z.proc.pid for z in list(_forkserver._zygotes.values()) if z.alive()]
+    pids = getattr(sandbox, "zygote_pids", None)  # None: an SDK without the zygote
+    return list(pids()) if pids is not None else []
 
 
 def _zygote_cpu() -> float:

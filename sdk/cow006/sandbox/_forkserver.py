@@ -124,6 +124,13 @@ def zygote(sb: Sandbox) -> Zygote:
         return z
 
 
+def zygote_pids() -> list[int]:
+    """The pids of this process's live zygotes (a benchmark adds their CPU time to a
+    match's: their forks are the parent's side of every Python bot's start)."""
+    with _lock:
+        return [z.proc.pid for z in _zygotes.values() if z.alive()]
+
+
 def request(
     sb: Sandbox,
     argv: Sequence[str],
