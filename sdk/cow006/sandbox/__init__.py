@@ -30,10 +30,11 @@ anything of the bot's runs; ``COW006_SANDBOX_ZYGOTE=off`` (``Sandbox(zygote=Fals
 them through bwrap, as node bots always are.
 
 Killing the ``bwrap`` process (the host kills the process group) takes the whole pid
-namespace with it, as killing the zygote's child does.  ``probe()`` checks all of this works on the machine by running a probe
-process in the sandbox; ``resolve_mode()`` is the fail-closed rule: when the sandbox is
-wanted and the probe fails, nothing runs, unless the caller explicitly says ``--no-sandbox``
-(or ``COW006_SANDBOX=off``), and then the match log records ``"sandbox": false``.
+namespace with it, as killing the zygote's child does.  ``probe()`` checks all of this works
+on the machine by running a probe process in the sandbox (through the zygote when it is on);
+``resolve_mode()`` is the fail-closed rule: when the sandbox is wanted and the probe fails,
+nothing runs, unless the caller explicitly says ``--no-sandbox`` (or ``COW006_SANDBOX=off``),
+and then the match log records ``"sandbox": false``.
 
 The modules, in the order a bot process is started through them (``_process.start``):
 
