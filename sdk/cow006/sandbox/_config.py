@@ -26,6 +26,7 @@ from ._slot_cgroup import hierarchy
 MiB = 1 << 20
 # "off": Python bots start in bwrap, as node bots do, instead of from the fork server.
 ENV_ZYGOTE = "COW006_SANDBOX_ZYGOTE"
+_keys: dict[tuple[Any, ...], tuple[str, ...]] = {}  # Sandbox._key, per configuration
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,24 @@ class Sandbox:
         return Path(self.cache_dir) if self.cache_dir else default_cache_dir(self.state_path())
 
     def _key(self) -> tuple[str, ...]:
-        """What the probe and the staged runtimes depend on (not the limits or the slots)."""
+        """What the probe and the staged runtimes depend on (not the limits or the slots).
+        Asked several times for every bot started: remembered for this configuration and
+        the environment variables it reads."""
+        env = os.environ
+        memo = (
+            self,
+            os.geteuid(),
+            env.get("XDG_RUNTIME_DIR"),
+            env.get(cgroups.ENV),
+            env.get(cgroups.ENV_PARENT),
+            env.get(ENV_ZYGOTE),
+        )
+        key = _keys.get(memo)
+        if key is None:
+            key = _keys[memo] = self._compute_key()
+        return key
+
+    def _compute_key(self) -> tuple[str, ...]:
         try:
             groups = str(self._cgroups_on())
         except SandboxError as exc:
