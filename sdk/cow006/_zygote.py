@@ -140,12 +140,14 @@ def _status_code(status: int) -> int:
 
 
 # -- the server --------------------------------------------------------------------------------
-def main(fd: int) -> None:
-    """Serve the host's requests on the socket ``fd`` until the host closes it (or dies)."""
+def main(fd: int, sdk: str) -> None:
+    """Serve the host's requests on the socket ``fd`` until the host closes it (or dies);
+    ``sdk`` is where the sandbox binds the SDK (its ``cow006`` package inside)."""
     _prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL when the host dies
     host = os.getppid()
     if host == 1:
         os._exit(0)
+    relocate(sdk)
     ctl = _socket.socket(fileno=fd)
     cmsg_space = _socket.CMSG_SPACE(3 * 4)
     # No garbage collection in the zygote, and what it holds is frozen before each fork: a
@@ -167,6 +169,9 @@ def main(fd: int) -> None:
             os._exit(0)  # the host closed its end
         try:
             req = protocol.decode_host(data)
+            # The program (the host's bootstrap, the same for every bot) compiled here once,
+            # not in each child: compiling touches memory the fork shares.
+            req["program"] = _programs.get(req["code"]) or _compile(req["code"])
             if len(fds) != 3:
                 raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
             reply = f"ok {_spawn(req, fds, host)}"
@@ -176,6 +181,16 @@ def main(fd: int) -> None:
             for n in fds:
                 os.close(n)
         ctl.sendall(reply.encode())
+
+
+_programs: dict[str, Any] = {}
+
+
+def _compile(code: str) -> Any:
+    program = compile(code, "<string>", "exec")
+    if len(_programs) < 16:  # the host sends one or two programs; a bound all the same
+        _programs[code] = program
+    return program
 
 
 def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
@@ -437,7 +452,7 @@ def _run_bot(req: dict[str, Any]) -> None:
         _prctl(PR_SET_PDEATHSIG, 9)
         _as_fresh_interpreter(req)
         gc.enable()  # the bot's own objects are collected as usual (the zygote's are frozen)
-        program = compile(req["code"], "<string>", "exec")
+        program = req["program"]
         main_ns = sys.modules["__main__"].__dict__
         keep: dict[str, Any] = {
             k: main_ns[k] for k in ("__name__", "__builtins__", "__loader__") if k in main_ns
@@ -488,17 +503,24 @@ def _shutdown() -> None:
 
 
 def _as_fresh_interpreter(req: dict[str, Any]) -> None:
-    """sys.modules and sys.path as a bot process started in bwrap has them: the runtime's
-    modules only, the ``cow006`` package at ``/sdk/cow006``."""
-    import cow006
-
-    staged = os.path.dirname(os.path.dirname(cow006.__file__ or ""))
+    """sys.modules and sys.argv as a bot process started in bwrap has them: the runtime's
+    modules only (``relocate`` has put the SDK's at ``/sdk/cow006`` already)."""
     for name in list(sys.modules):
         if name not in _RUNTIME or name == __name__:
             del sys.modules[name]
+    cow006 = sys.modules["cow006"]
     if hasattr(cow006, "_zygote"):
         delattr(cow006, "_zygote")
-    sdk = req["sdk"]
+    sys.argv[:] = ["-c", *req["args"]]
+
+
+def relocate(sdk: str) -> None:
+    """Name the SDK's modules as the sandbox sees them (``sdk``/cow006, not the host's
+    staged copy), once in the zygote: its children import what the bot asks for from there.
+    The zygote itself imports nothing more of the SDK."""
+    import cow006
+
+    staged = os.path.dirname(os.path.dirname(cow006.__file__ or ""))
     for name, module in list(sys.modules.items()):
         if name != "cow006" and not name.startswith("cow006."):
             continue
@@ -514,4 +536,3 @@ def _as_fresh_interpreter(req: dict[str, Any]) -> None:
             path[:] = [sdk + p[len(staged) :] if p.startswith(staged) else p for p in path]
     sys.path[:] = [p for p in sys.path if p != staged]
     sys.path_importer_cache.clear()
-    sys.argv[:] = ["-c", *req["args"]]

@@ -103,6 +103,11 @@ def test_the_zygote_child_sees_the_sandbox_bwrap_gives(working: None, tmp_path: 
     bot.chmod(0o644)
     forked = _inspect(Sandbox(zygote=True), bot)
     bwrap = _inspect(Sandbox(zygote=False), bot)
+    # Each got a slot of its own (which one depends on what else runs): the same kind of uid.
+    for seen in (forked, bwrap):
+        uid, gid, groups = seen.pop("uid")
+        assert uid == gid and groups == []
+        assert uid >= Sandbox().uid_base if os.geteuid() == 0 else uid == os.getuid()
     assert forked == bwrap
     assert forked["status"]["CapEff"].strip("0") == "" and forked["status"]["Seccomp"] == "2"
     assert forked["pid"] == 2 and forked["host"] == "cow006" and forked["cwd"] == "/bot"

@@ -65,11 +65,11 @@ class Zygote:
         boot = (
             f"# {ZYGOTE_MARKER}: the sandbox's fork server (cow006._zygote)\n"
             f"import sys; sys.path.insert(0, {sdk!r}); import cow006.bot\n"
-            "from cow006._zygote import main; main(int(sys.argv[1]))\n"
+            "from cow006._zygote import main; main(int(sys.argv[1]), sys.argv[2])\n"
         )
         with theirs:
             self.proc = subprocess.Popen(
-                [launch.python_executable(), *_PREFIX, boot, str(theirs.fileno())],
+                [launch.python_executable(), *_PREFIX, boot, str(theirs.fileno()), SDK_DEST],
                 cwd="/",
                 env={},
                 stdin=subprocess.DEVNULL,
@@ -151,7 +151,6 @@ def request(
     return {
         "code": argv[5],
         "args": list(argv[6:]),
-        "sdk": SDK_DEST,
         "uid": lease.uid if is_root() else None,
         "join": list(slot.procs_files()) if slot is not None else [],
         "oom": cgroups.OOM_SCORE_ADJ,
