@@ -56,12 +56,13 @@ class Bot(Agent):
 
 
 @pytest.fixture
-def working() -> None:
-    status = sandbox.probe()
-    if not status.ok:
-        if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the sandbox is required here: {status.reason}")
-        pytest.skip(f"no sandbox here: {status.reason}")
+def bot(tmp_path: Path) -> Path:
+    """A trivial bot the slot uids can read where it is."""
+    tmp_path.chmod(0o755)
+    path = tmp_path / "bot.py"
+    path.write_text(BOT)
+    path.chmod(0o644)
+    return path
 
 
 def _inspect(sb: Sandbox, bot: Path) -> dict[str, Any]:
@@ -96,11 +97,7 @@ def test_the_setting() -> None:
     )
 
 
-def test_the_zygote_child_sees_the_sandbox_bwrap_gives(working: None, tmp_path: Path) -> None:
-    tmp_path.chmod(0o755)
-    bot = tmp_path / "bot.py"
-    bot.write_text(BOT)
-    bot.chmod(0o644)
+def test_the_zygote_child_sees_the_sandbox_bwrap_gives(sandbox_works: None, bot: Path) -> None:
     forked = _inspect(Sandbox(zygote=True), bot)
     bwrap = _inspect(Sandbox(zygote=False), bot)
     # Each got a slot of its own (which one depends on what else runs): the same kind of uid.
@@ -114,11 +111,7 @@ def test_the_zygote_child_sees_the_sandbox_bwrap_gives(working: None, tmp_path: 
     assert forked["writes"]["/tmp/x"] == "written" and forked["writes"]["/x"] != "written"
 
 
-def test_a_bot_plays_from_the_zygote(working: None, tmp_path: Path) -> None:
-    tmp_path.chmod(0o755)
-    bot = tmp_path / "bot.py"
-    bot.write_text(BOT)
-    bot.chmod(0o644)
+def test_a_bot_plays_from_the_zygote(sandbox_works: None, bot: Path) -> None:
     sb = Sandbox(zygote=True)
     agent = RemoteAgent(bot, limits=Limits(startup=10.0), launcher=sb.launch)
     with agent:
@@ -129,11 +122,7 @@ def test_a_bot_plays_from_the_zygote(working: None, tmp_path: Path) -> None:
     assert sandbox.log_entry(sb)["zygote"] is True  # type: ignore[index]
 
 
-def test_a_dead_zygote_is_started_again(working: None, tmp_path: Path) -> None:
-    tmp_path.chmod(0o755)
-    bot = tmp_path / "bot.py"
-    bot.write_text(BOT)
-    bot.chmod(0o644)
+def test_a_dead_zygote_is_started_again(sandbox_works: None, bot: Path) -> None:
     sb = Sandbox(zygote=True)
     first = _forkserver.zygote(sb)
     os.kill(first.proc.pid, signal.SIGKILL)
@@ -143,7 +132,7 @@ def test_a_dead_zygote_is_started_again(working: None, tmp_path: Path) -> None:
 
 
 def test_a_zygote_that_cannot_build_the_sandbox_fails_the_probe(
-    working: None, monkeypatch: pytest.MonkeyPatch
+    sandbox_works: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = _forkserver.request
 
