@@ -384,10 +384,7 @@ def _build_root(req: dict[str, Any]) -> None:
         os.makedirs("/newroot" + req["cwd"], 0o755, exist_ok=True)
     os.mkdir("/newroot/proc", 0o755)
     _mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    for src, dest in req["masks"]:
-        source = "/oldroot" + src
-        _mount(source, "/newroot" + dest, None, MS_BIND)
-        _remount_ro("/newroot" + dest)
+    _bind_masks(req["masks"])
     _tmpfs("/dev", "mode=0755")
     for node in DEV_NODES:
         target = f"/newroot/dev/{node}"
@@ -416,6 +413,23 @@ def _build_root(req: dict[str, Any]) -> None:
     os.chdir("/")
     _remount_ro("/")
     os.chdir(req["cwd"])
+
+
+def _bind_masks(masks: list[list[str]]) -> None:
+    """The neutral /proc files, bound read-only over the host's.  They are staged in one
+    directory: bound read-only once (on the first tmpfs, detached at the end), every file is
+    bound from there and so is read-only (nosuid, nodev) from the start, without a remount of
+    its own (two calls fewer per file, for some thirty files)."""
+    if len(masks) < 2:
+        for src, dest in masks:
+            _bind(src, dest)
+        return
+    folder = os.path.commonpath([src for src, _dest in masks])
+    os.mkdir("/masks", 0o755)
+    _mount("/oldroot" + folder, "/masks", None, MS_BIND)
+    _remount_ro("/masks")
+    for src, dest in masks:
+        _mount("/masks/" + os.path.relpath(src, folder), "/newroot" + dest, None, MS_BIND)
 
 
 def _pivot_root(new: str, old: str) -> None:
