@@ -36,7 +36,8 @@ import sys
 # bot sees in sys.modules.  What the zygote imports for itself is removed in the bot.
 _RUNTIME = frozenset(sys.modules)
 
-import _socket  # noqa: E402  (after _RUNTIME, on purpose)
+import _signal  # type: ignore[import-not-found]  # noqa: E402  (after _RUNTIME: no stub)
+import _socket  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
 import resource  # noqa: E402
@@ -155,7 +156,7 @@ def main(fd: int, sdk: str) -> None:
     gc.disable()
     while True:
         try:
-            data, anc, _flags, _addr = ctl.recvmsg(1 << 20, cmsg_space)
+            data, anc, _flags, _addr = ctl.recvmsg(1 << 16, cmsg_space)
         except InterruptedError:
             continue
         fds: list[int] = []
@@ -316,6 +317,9 @@ def _init(req: dict[str, Any], alive_r: int) -> None:
             _run_bot(req)  # never returns
         os.close(0)
         os.close(1)
+        # As a pid 1 without handlers: a signal from inside the namespace does nothing to it
+        # (the interpreter's own SIGINT handler would end the sandbox).
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
         while True:
             pid, status = os.waitpid(-1, 0)
             if pid == bot:
