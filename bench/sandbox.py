@@ -1,23 +1,26 @@
-"""Sandbox benchmark: what bwrap, the slot uid and seccomp cost a bot process.
+"""Sandbox benchmark: what the sandbox costs a bot process, old against new.
 
-In one run, for a trivial Python bot, sandboxed (``cow006.sandbox``) and bare
-(``cow006.launch``):
+In one run, for a trivial Python bot, sandboxed (``cow006.sandbox``: from the zygote, the
+default, and through bwrap, ``COW006_SANDBOX_ZYGOTE=off``) and bare (``cow006.launch``):
 
 * decision round trip: the median of ``RemoteAgent.play`` over many requests (the view out,
   the bot's reply back, both parsed); target <= 150 us sandboxed;
-* process start: spawn to ``ready``, median;
+* process start: spawn to ``ready``, median; target <= 10 ms sandboxed;
 * a full 4-player match of four such bots, process starts and shutdowns included, median
-  wall time; targets: sandboxed / bare <= 1.3, and <= 100 ms per sandboxed match.  The
-  headline figure plays it as ``cow006 play`` does (``cow006.spec.play``: the four processes
-  are started together, then the match greets them); the second one as ``play_match`` alone
+  wall time and CPU time (the host, the bot processes, and the zygote's share: its own CPU
+  per match, and what its short-lived forks cost, spread over the matches); targets: <= 60
+  ms of CPU and <= 60 ms of wall time sandboxed, sandboxed / bare <= 1.2.  The headline
+  figure plays it as ``cow006 play`` does (``cow006.spec.play``: the four processes are
+  started together, then the match greets them); the second one as ``play_match`` alone
   plays unstarted ``RemoteAgent`` objects (each process started when its seat is greeted,
-  one after the other).  Every match spawns four fresh processes (in the sandbox: four
-  bwrap sandboxes, each with its seccomp filter and slot uid).
+  one after the other).  Every match starts four fresh sandboxes.
 
-The figures are printed (``--json`` for one JSON object).  Needs a working sandbox (run as
-root for per-slot uids); without one it prints why and exits 2.
+``--old DIR`` first runs the same benchmark in DIR (a worktree of the old commit with its
+own ``.venv``) and prints each figure beside today's, so both come from one session.  The
+figures are printed (``--json`` for one JSON object).  Needs a working sandbox (run as root
+for per-slot uids); without one it prints why and exits 2.
 
-    python bench/sandbox.py [--matches N] [--decisions N] [--starts N] [--json]
+    python bench/sandbox.py [--matches N] [--decisions N] [--starts N] [--old DIR] [--json]
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,14 +92,45 @@ def starts(bot: Path, launcher: Launcher, n: int) -> float:
     return statistics.median(times)
 
 
+def _zygote_pids() -> list[int]:
+    pids = getattr(sandbox, "zygote_pids", None)  # None: an SDK without the zygote
+    return list(pids()) if pids is not None else []
+
+
+def _zygote_cpu() -> float:
+    """CPU seconds of the live zygotes themselves (their forks' parent side), ns-precise."""
+    total = 0
+    for pid in _zygote_pids():
+        try:
+            with open(f"/proc/{pid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+def _zygote_children_cpu() -> float:
+    """CPU seconds of what the zygotes reaped (the short-lived forks that hand each sandbox
+    to the host), in clock ticks: spread over the matches, not timed per match."""
+    total = 0
+    for pid in _zygote_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[13]) + int(fields[14])  # cutime, cstime
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _cpu() -> float:
     """CPU seconds used so far by this process and by its reaped descendants (the bot
-    processes, and in the sandbox bwrap's processes too)."""
+    processes, bwrap's or the zygote's processes of each sandbox), and by the zygotes."""
     me, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
     )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime + _zygote_cpu()
 
 
 def match_play(bot: Path, sb: sandbox.Sandbox | None, seed: int) -> tuple[float, float]:
@@ -130,18 +165,63 @@ def main() -> int:
     ap.add_argument("--matches", type=int, default=15, help="4-player matches per mode")
     ap.add_argument("--decisions", type=int, default=3000, help="round trips per mode")
     ap.add_argument("--starts", type=int, default=20, help="process starts per mode")
+    ap.add_argument("--old", help="a worktree of the old commit (with .venv) to run first")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args()
 
+    old = None
+    if args.old:
+        old = run_old(Path(args.old), args)
+        if old is None:
+            return 2
+    out = measure(args)
+    if out is None:
+        return 2
+    if args.json:
+        print(json.dumps(out if old is None else {"new": out, "old": old}))
+        return 0
+    report(out)
+    if old is not None:
+        compare(old, out)
+    return 0
+
+
+def run_old(where: Path, args: argparse.Namespace) -> dict[str, Any] | None:
+    """The same benchmark run by the old commit's own code and interpreter (``--json``)."""
+    cmd = [str(where / ".venv" / "bin" / "python"), str(where / "bench" / "sandbox.py")]
+    cmd += ["--matches", str(args.matches), "--decisions", str(args.decisions)]
+    cmd += ["--starts", str(args.starts), "--json"]
+    done = subprocess.run(cmd, cwd=where, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(f"the old benchmark failed: {done.stderr.strip()[-500:]}", file=sys.stderr)
+        return None
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Every figure of this commit, or None (and why, on stderr) without a sandbox."""
     sb = sandbox.Sandbox()
     t = time.perf_counter()
     status = sandbox.probe(sb)
     probe_s = time.perf_counter() - t
     if not status.ok:
         print(f"the sandbox does not work here: {status.reason}", file=sys.stderr)
-        return 2
+        return None
     modes: dict[str, Launcher] = {"bare": launch.launch, "sandbox": sb.launch}
-    out: dict[str, Any] = {"probe_s": round(probe_s, 3), "bwrap": status.version}
+    sandboxes: dict[str, sandbox.Sandbox | None] = {"bare": None, "sandbox": sb}
+    zygote = bool(getattr(sb, "zygote_on", lambda: False)())
+    if zygote:  # the bwrap path too, for comparison
+        bw = sandbox.Sandbox(zygote=False)
+        if not sandbox.probe(bw).ok:
+            print(f"bwrap does not work here: {sandbox.probe(bw).reason}", file=sys.stderr)
+            return None
+        modes["bwrap"], sandboxes["bwrap"] = bw.launch, bw
+    out: dict[str, Any] = {
+        "probe_s": round(probe_s, 3),
+        "bwrap": status.version,
+        "zygote": zygote,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)  # readable by the slot uids: bound as it is, not copied
         bot = Path(tmp) / "trivial.py"
@@ -153,50 +233,86 @@ def main() -> int:
         for name, launcher in modes.items():
             out[f"start_ms_{name}"] = round(starts(bot, launcher, args.starts) * 1e3, 1)
         # Alternate the modes (and their order), so a change in the machine's load hits
-        # both alike.
-        sandboxes: dict[str, sandbox.Sandbox | None] = {"bare": None, "sandbox": sb}
+        # them alike.
         per: dict[str, list[tuple[float, float]]] = {
             f"{m}{p}": [] for m in modes for p in ("", "_sequential")
         }
+        forks = {name: 0.0 for name in per}  # what the zygotes' short-lived forks cost
         for seed in range(args.matches):
             for name in list(modes)[:: 1 if seed % 2 else -1]:
+                before = _zygote_children_cpu()
                 per[name].append(match_play(bot, sandboxes[name], seed))
+                middle = _zygote_children_cpu()
                 per[f"{name}_sequential"].append(match_sequential(bot, modes[name], seed))
+                forks[name] += middle - before
+                forks[f"{name}_sequential"] += _zygote_children_cpu() - middle
         for name, values in per.items():
+            share = forks[name] / len(values)
             out[f"match_ms_{name}"] = round(statistics.median(w for w, _ in values) * 1e3, 1)
-            out[f"match_cpu_ms_{name}"] = round(statistics.median(c for _, c in values) * 1e3, 1)
+            cpu = statistics.median(c for _, c in values) + share
+            out[f"match_cpu_ms_{name}"] = round(cpu * 1e3, 1)
     for suffix in ("", "_sequential"):
         for kind in ("ms", "cpu_ms"):
             ratio = out[f"match_{kind}_sandbox{suffix}"] / out[f"match_{kind}_bare{suffix}"]
             out[f"match_{kind.replace('ms', 'ratio')}{suffix}"] = round(ratio, 3)
     out["load_avg"] = round(os.getloadavg()[0], 2)
-    if args.json:
-        print(json.dumps(out))
-        return 0
-    print(f"sandbox: bwrap {out['bwrap']}, probe {out['probe_s']} s, load {out['load_avg']}")
+    return out
+
+
+def report(out: dict[str, Any]) -> None:
+    """This commit's figures, one line each, with the targets."""
+    path = "from the zygote" if out.get("zygote") else "through bwrap"
+    print(
+        f"sandbox: bwrap {out['bwrap']}, Python bots {path}, probe {out['probe_s']} s, "
+        f"load {out['load_avg']}"
+    )
     print(
         f"decision round trip (median): sandboxed {out['round_trip_us_sandbox']} us, "
         f"bare {out['round_trip_us_bare']} us   (target <= 150 us sandboxed)"
     )
+    bw = f", through bwrap {out['start_ms_bwrap']} ms" if "start_ms_bwrap" in out else ""
     print(
-        f"process start to ready (median): sandboxed {out['start_ms_sandbox']} ms, "
-        f"bare {out['start_ms_bare']} ms"
+        f"process start to ready (median): sandboxed {out['start_ms_sandbox']} ms{bw}, "
+        f"bare {out['start_ms_bare']} ms   (target <= 10 ms sandboxed)"
     )
+    bw = f", through bwrap {out['match_ms_bwrap']} ms" if "match_ms_bwrap" in out else ""
     print(
         f"4-player match of trivial bots, as cow006 play runs it (median): sandboxed "
-        f"{out['match_ms_sandbox']} ms, bare {out['match_ms_bare']} ms, "
-        f"ratio {out['match_ratio']}   (targets: ratio <= 1.3, <= 100 ms sandboxed)"
+        f"{out['match_ms_sandbox']} ms{bw}, bare {out['match_ms_bare']} ms, "
+        f"ratio {out['match_ratio']}   (targets: <= 60 ms sandboxed, ratio <= 1.2)"
     )
+    bw = f", through bwrap {out['match_cpu_ms_bwrap']} ms" if "match_cpu_ms_bwrap" in out else ""
     print(
-        f"  CPU per match (host and bot processes): sandboxed {out['match_cpu_ms_sandbox']} ms, "
-        f"bare {out['match_cpu_ms_bare']} ms, ratio {out['match_cpu_ratio']}"
+        f"  CPU per match (host, bot processes, zygote): sandboxed "
+        f"{out['match_cpu_ms_sandbox']} ms{bw}, bare {out['match_cpu_ms_bare']} ms, "
+        f"ratio {out['match_cpu_ratio']}   (targets: <= 60 ms sandboxed, ratio <= 1.2)"
     )
     print(
         f"  with play_match starting each process at its hello, one after the other: "
         f"sandboxed {out['match_ms_sandbox_sequential']} ms, bare "
         f"{out['match_ms_bare_sequential']} ms, ratio {out['match_ratio_sequential']}"
     )
-    return 0
+
+
+COMPARED = (
+    ("start_ms_sandbox", "start to ready, sandboxed (ms)", "<= 10"),
+    ("start_ms_bare", "start to ready, bare (ms)", ""),
+    ("match_cpu_ms_sandbox", "4-player match CPU, sandboxed (ms)", "<= 60"),
+    ("match_ms_sandbox", "4-player match wall, sandboxed (ms)", "<= 60"),
+    ("match_cpu_ms_bare", "4-player match CPU, bare (ms)", ""),
+    ("match_ms_bare", "4-player match wall, bare (ms)", ""),
+    ("match_cpu_ratio", "sandboxed / bare, CPU", "<= 1.2"),
+    ("match_ratio", "sandboxed / bare, wall", "<= 1.2"),
+    ("round_trip_us_sandbox", "decision round trip, sandboxed (us)", "<= 150"),
+)
+
+
+def compare(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Each headline figure of the old commit beside this one's (same session)."""
+    print(f"\nold commit (load {old.get('load_avg')}) against this one (load {new['load_avg']}):")
+    print(f"  {'':38} {'old':>9} {'new':>9}  target")
+    for key, label, target in COMPARED:
+        print(f"  {label:38} {old.get(key, '-'):>9} {new.get(key, '-'):>9}  {target}")
 
 
 if __name__ == "__main__":

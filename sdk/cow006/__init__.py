@@ -17,9 +17,12 @@ start-up short.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+# ``typing`` is not imported: a bot process imports this package, and typing costs it more
+# start-up time than the SDK itself (docs/sandbox.md, Start-up).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what a type checker sees; at run time ``__getattr__`` loads them
+    from typing import Any
+
     from ._agent import Agent, FunctionAgent, MatchInfo
     from ._errors import (
         AgentLoadError,

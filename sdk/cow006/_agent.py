@@ -14,15 +14,20 @@ class Bot(Agent):
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
-from collections.abc import Callable
-from types import ModuleType
-from typing import Any
 
 from ._errors import AgentLoadError
-from ._view import View
+
+# A bot process imports this module: names used only in annotations are the type checker's
+# (no ``typing``, ``types`` or ``collections`` at run time; docs/sandbox.md, Start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+    from typing import Any
+
+    from ._view import View
 
 
 class MatchInfo:
@@ -190,10 +195,11 @@ def load_module(path: str | os.PathLike[str]) -> ModuleType:
     if folder not in sys.path:
         sys.path.insert(0, folder)
     module_name = f"cow006_bot_{abs(hash(full))}"
-    spec = importlib.util.spec_from_file_location(module_name, p)
+    spec_from_file_location, module_from_spec = _import_machinery()
+    spec = spec_from_file_location(module_name, p)
     if spec is None or spec.loader is None:
         raise AgentLoadError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
+    module: ModuleType = module_from_spec(spec)
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
@@ -202,6 +208,21 @@ def load_module(path: str | os.PathLike[str]) -> ModuleType:
     except Exception as exc:
         raise AgentLoadError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
     return module
+
+
+def _import_machinery() -> tuple[Any, Any]:
+    """``importlib.util``'s ``spec_from_file_location`` and ``module_from_spec``, taken from
+    the import system's own modules (always loaded) where they are defined: importing
+    ``importlib.util`` would add ``importlib._abc`` and ``types`` to every bot's start."""
+    boot, external = (
+        sys.modules.get("_frozen_importlib"),
+        sys.modules.get("_frozen_importlib_external"),
+    )
+    if boot is not None and external is not None:
+        return external.spec_from_file_location, boot.module_from_spec
+    import importlib.util  # another interpreter: the public names
+
+    return importlib.util.spec_from_file_location, importlib.util.module_from_spec
 
 
 def load_agent_file(path: str | os.PathLike[str]) -> Agent:

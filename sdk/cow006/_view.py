@@ -6,12 +6,20 @@ made of tuples, so an agent can keep it and cannot change the match through it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
-
 from . import engine
 from .cards import DECK_SIZE, HEADS
-from .engine import State
+
+# The bot side imports neither ``typing`` nor ``collections`` (docs/sandbox.md, Start-up):
+# names used only in annotations are the type checker's, and ``Table`` is built by
+# ``cow006._tuples`` at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, NamedTuple
+
+    from .engine import State
+else:
+    from ._tuples import NamedTuple
 
 Rows = tuple[tuple[int, ...], ...]
 

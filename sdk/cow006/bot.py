@@ -14,19 +14,22 @@ battery's protocol attacks are written so).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO
 
 from . import protocol
-from ._agent import Agent, MatchInfo, agent_from_module, load_module
+from ._agent import MatchInfo, agent_from_module, load_module
 from ._errors import AgentLoadError
 from ._view import View
 
-if TYPE_CHECKING:  # the bot side imports nothing it does not run
+# The bot side imports nothing it does not run: no ``typing``, ``json``, ``contextlib`` or
+# ``collections`` (tests/sdk/test_bot_imports.py holds the list; docs/sandbox.md, Start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any, BinaryIO
+
+    from ._agent import Agent
 
     # What a bot that speaks by hand writes for a host message: raw bytes, or None.
     Answer = Callable[[dict[str, Any]], bytes | None]
@@ -95,16 +98,26 @@ class Channel:
 channel: Channel | None = None
 
 
+# In the command line of the sandbox's fork server (``cow006._zygote``), whose fork is the pid 1
+# of a sandbox it starts.
+ZYGOTE_MARKER = "cow006-zygote"
+
+
 def sandboxed() -> bool:
     """Whether this bot process runs in the arena's sandbox (``cow006.sandbox``): not as
-    root, and bubblewrap is pid 1 of its own pid namespace.  What a bot must never do on
-    its author's machine can wait for it (the hostile battery's destructive attacks do)."""
+    root, and bubblewrap (or a fork of the sandbox's fork server) is pid 1 of its own pid
+    namespace.  What a bot must never do on its author's machine can wait for it (the
+    hostile battery's destructive attacks do)."""
     try:
         with open("/proc/1/cmdline", "rb") as f:
             init = f.read()
     except OSError:
         return False
-    return os.getuid() != 0 and os.getpid() < 50 and b"bwrap" in init
+    return (
+        os.getuid() != 0
+        and os.getpid() < 50
+        and (b"bwrap" in init or ZYGOTE_MARKER.encode() in init)
+    )
 
 
 def _print_exc() -> None:
@@ -116,8 +129,10 @@ def _print_exc() -> None:
 
         traceback.print_exc()
     except Exception:  # no memory or no file descriptor left for the import: be brief
-        with contextlib.suppress(Exception):
+        try:
             print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        except Exception:
+            pass
 
 
 def describe_load_error(path: str, exc: BaseException) -> str:
@@ -228,10 +243,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         return serve(agent, ch)
-    except (BrokenPipeError, json.JSONDecodeError, KeyError) as exc:
+    except (BrokenPipeError, ValueError, KeyError) as exc:
+        if isinstance(exc, ValueError) and not _json_error(exc):
+            raise
         # The host went away or spoke nonsense: nothing sensible left to answer.
         print(f"cow006.bot: stopping: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+def _json_error(exc: ValueError) -> bool:
+    """Whether ``exc`` is a ``json.JSONDecodeError``: only ``json`` raises one, so it is
+    loaded by then (``protocol.decode_host`` hands bad lines to ``json.loads``)."""
+    decoder = sys.modules.get("json.decoder")
+    return decoder is not None and isinstance(exc, decoder.JSONDecodeError)
 
 
 def run(argv: list[str] | None = None) -> None:
@@ -250,9 +274,11 @@ def run(argv: list[str] | None = None) -> None:
 
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        with contextlib.suppress(Exception):
+        try:
             if stream is not None:
                 stream.flush()
+        except Exception:
+            pass
     os._exit(code)
 
 

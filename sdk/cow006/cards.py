@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the bot side imports no ``collections`` (docs/sandbox.md, Start-up)
+    from collections.abc import Iterable
 
 DECK_SIZE = 104
 HAND_SIZE = 10

@@ -22,9 +22,9 @@ the transitions need to do their work, and a round dealt by ``deal_round`` needs
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_left
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+
+# ``_bisect`` is what ``bisect`` re-exports; the bot side imports no more than it needs.
+from _bisect import bisect_left
 
 from ._errors import CardNotInHandError, InvalidRowError, SetupError
 from .cards import (
@@ -39,13 +39,18 @@ from .cards import (
     heads_of,
 )
 
-if TYPE_CHECKING:  # the typed records live with the log, which a bot process never imports
+# Names for the type checker only: the typed records live with the log, which a bot process
+# never imports, and a bot process imports neither ``typing`` nor ``collections``.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
     import random
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
 
     from .log import Take
 
-# choose_row(seat, card) -> row index; asked only for a card below every row end.
-ChooseRow = Callable[[int, int], Any]
+    # choose_row(seat, card) -> row index; asked only for a card below every row end.
+    ChooseRow = Callable[[int, int], Any]
 
 
 class State:

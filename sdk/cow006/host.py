@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -286,7 +287,7 @@ class RemoteAgent(Agent):
         """One multiplexed step: move whatever bytes are ready.  False if nothing was."""
         assert self._sel is not None
         if not self._sel.get_map():
-            time.sleep(max(0.0, timeout))
+            self._await_exit(max(0.0, timeout))
             return False
         events = self._sel.select(max(0.0, timeout))
         for key, _ in events:
@@ -297,6 +298,23 @@ class RemoteAgent(Agent):
             elif key.fd == self._fd_in:
                 self._write()
         return bool(events)
+
+    def _await_exit(self, timeout: float) -> None:
+        """Sleep until the bot process can be reaped, at most ``timeout`` seconds: with no
+        pipe left to watch (the end of file of the last one comes a moment before its writer
+        is reapable), a pidfd wakes this at the exit itself instead of a fixed nap."""
+        proc = self._proc
+        try:
+            fd = os.pidfd_open(proc.pid) if proc is not None else -1
+        except (AttributeError, OSError):  # not Linux 5.3+: a nap
+            fd = -1
+        if fd < 0:
+            time.sleep(timeout)
+            return
+        try:
+            select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
 
     def _drain_now(self) -> None:
         """Move what is ready this instant (bounded, for a bot that writes without end)."""

@@ -14,13 +14,19 @@ then exactly one reply per request: ``{"id": N, "card": C}``, ``{"id": N, "row":
 
 from __future__ import annotations
 
-import json
-import math
-import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+import _json
 
 from ._errors import BotFault
+
+# Both sides import this module, the bot side at every bot process's start: it imports only
+# ``_json`` (the C half of ``json``) at run time.  ``json`` itself (which brings ``re``),
+# ``re`` and ``math`` are the host's, for the strict decoding of bot output, imported when
+# first used there (docs/sandbox.md, Start-up).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Mapping, Sequence
+    from typing import Any
 
 # The protocol version carried by ``hello`` and ``ready``.
 VERSION = 1
@@ -43,14 +49,58 @@ MATCH_END = "match_end"
 REQUESTS = {PLAY: "card", TAKE_ROW: "row"}  # request type -> the reply's value field
 NOTICES = (ROUND_START, ROUND_END, MATCH_END)
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.DOTALL)
-_BRACKET = re.compile(rb"[\[\]{}]")
+_patterns: list[re.Pattern[bytes]] = []  # (strings, brackets), compiled at first use
+
+
+def _scan_patterns() -> list[re.Pattern[bytes]]:
+    if not _patterns:
+        import re
+
+        _patterns.extend((re.compile(rb'"(?:[^"\\]|\\.)*"?', re.DOTALL), re.compile(rb"[\[\]{}]")))
+    return _patterns
+
+
+def _not_serializable(o: Any) -> Any:
+    # json.JSONEncoder.default's error, word for word.
+    raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+
+
+def _dump(obj: Any) -> str:
+    """``json.dumps(obj)``, for the host's error details (json imported on that path only)."""
+    import json
+
+    return json.dumps(obj)
+
+
+class _DecodeContext:
+    """What ``_json.make_scanner`` reads from ``json.JSONDecoder()``: its defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+# typeshed types the context as a scanner; any object with JSONDecoder's attributes is one.
+_scan_once = _json.make_scanner(_DecodeContext())  # type: ignore[arg-type]
+_WS = " \t\n\r"
 
 
 # -- encoding --------------------------------------------------------------------------------
 def encode(msg: Mapping[str, Any]) -> bytes:
     """One message as a line of bytes.  NaN is refused (it is not JSON)."""
-    return (json.dumps(msg, separators=(",", ":"), allow_nan=False) + "\n").encode("utf-8")
+    # What ``json.dumps(msg, separators=(",", ":"), allow_nan=False)`` does, without importing
+    # json: its C encoder, made the same way (a fresh one each time, as json does: its dict
+    # of markers for circular references is left dirty by an error), the same bytes and errors.
+    chunks = _json.make_encoder(
+        {}, _not_serializable, _json.encode_basestring_ascii, None, ":", ",", False, False, False
+    )(msg, 0)
+    return ("".join(chunks) + "\n").encode("utf-8")
 
 
 def hello(
@@ -123,7 +173,8 @@ def too_deep(data: bytes, limit: int = MAX_DEPTH) -> bool:
     if data.count(b"[") + data.count(b"{") <= limit:
         return False  # the usual case: too few brackets to nest that deep at all
     depth = 0
-    for m in _BRACKET.finditer(_STRING.sub(b'""', data)):
+    string, bracket = _scan_patterns()
+    for m in bracket.finditer(string.sub(b'""', data)):
         if m.group() in (b"[", b"{"):
             depth += 1
             if depth > limit:
@@ -148,6 +199,8 @@ def _constant(name: str) -> Any:
 
 def _float(text: str) -> float:
     value = float(text)
+    import math  # the host's (bot output is decoded there only)
+
     if not math.isfinite(value):  # 1e999 parses to inf without passing parse_constant
         raise _Reject("nan", f"{text[:40]} overflows to an infinity")
     return value
@@ -184,6 +237,8 @@ def decode_line(line: bytes, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         raise BotFault("malformed_json", f"a reply that is not UTF-8: {_clip(line)}") from None
+    import json  # the host's: loaded once, then a lookup in sys.modules
+
     try:
         msg = json.loads(
             text,
@@ -212,23 +267,34 @@ def reply_value(msg: Mapping[str, Any], kind: str) -> int:
     """
     if "error" in msg:
         err = msg["error"]
-        raise BotFault("exception", err[:500] if isinstance(err, str) else _clip(json.dumps(err)))
+        raise BotFault("exception", err[:500] if isinstance(err, str) else _clip(_dump(err)))
     field = REQUESTS[kind]
     if field not in msg:
-        raise BotFault(
-            "bad_type", f"the reply to {kind} has no {field!r}: {_clip(json.dumps(msg))}"
-        )
+        raise BotFault("bad_type", f"the reply to {kind} has no {field!r}: {_clip(_dump(msg))}")
     value = msg[field]
     # bool is a subclass of int in Python, and `true` is not a card: hence `type(...) is int`.
     if type(value) is not int:
-        raise BotFault("bad_type", f"{field} must be an integer, not {_clip(json.dumps(value))}")
+        raise BotFault("bad_type", f"{field} must be an integer, not {_clip(_dump(value))}")
     return value
 
 
 # -- decoding host messages (bot side) -------------------------------------------------------
 def decode_host(line: bytes | str) -> dict[str, Any]:
-    """Parse one host message.  The host is trusted, so this is plain json.loads."""
-    msg = json.loads(line)
+    """Parse one host message.  The host is trusted, so this is plain ``json.loads``: the C
+    scanner ``json.loads`` uses, called directly (a bot process does not import ``json``);
+    anything unusual (an error, a byte order mark) is handed to ``json.loads`` itself, so the
+    result or the error is exactly its own."""
+    msg: Any = None
+    try:
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        start = len(text) - len(text.lstrip(_WS))
+        msg, end = _scan_once(text, start)
+        if text[end:].strip(_WS):
+            raise ValueError("extra data")
+    except Exception:
+        import json
+
+        msg = json.loads(line)
     if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
         raise ValueError(f"not a protocol message: {_clip(line)}")
     return msg

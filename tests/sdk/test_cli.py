@@ -25,17 +25,6 @@ def _bare_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COW006_SANDBOX", "off")
 
 
-@pytest.fixture
-def sandbox_works() -> None:
-    from cow006 import sandbox
-
-    status = sandbox.probe()
-    if not status.ok:
-        if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
-            pytest.fail(f"the sandbox is required here but does not work: {status.reason}")
-        pytest.skip(f"no working sandbox on this machine: {status.reason}")
-
-
 SCRIPT = Path(sys.executable).with_name("cow006")
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "cow006"]
 

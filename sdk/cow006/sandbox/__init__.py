@@ -24,11 +24,17 @@ argv of ``cow006.launch`` into a ``bwrap`` invocation and starts it.  What a bot
   ``flock`` under a root-owned directory (safe across processes), and before its uid is used
   again every process of that uid is killed and reaped (the host is made a child subreaper).
 
+Python bots are started by default from a fork server instead of bwrap (the zygote:
+``cow006._zygote``, ``_forkserver``), whose child builds the very same sandbox itself before
+anything of the bot's runs; ``COW006_SANDBOX_ZYGOTE=off`` (``Sandbox(zygote=False)``) starts
+them through bwrap, as node bots always are.
+
 Killing the ``bwrap`` process (the host kills the process group) takes the whole pid
-namespace with it.  ``probe()`` checks all of this works on the machine by running a probe
-process in the sandbox; ``resolve_mode()`` is the fail-closed rule: when the sandbox is
-wanted and the probe fails, nothing runs, unless the caller explicitly says ``--no-sandbox``
-(or ``COW006_SANDBOX=off``), and then the match log records ``"sandbox": false``.
+namespace with it, as killing the zygote's child does.  ``probe()`` checks all of this works
+on the machine by running a probe process in the sandbox (through the zygote when it is on);
+``resolve_mode()`` is the fail-closed rule: when the sandbox is wanted and the probe fails,
+nothing runs, unless the caller explicitly says ``--no-sandbox`` (or ``COW006_SANDBOX=off``),
+and then the match log records ``"sandbox": false``.
 
 The modules, in the order a bot process is started through them (``_process.start``):
 
@@ -44,6 +50,7 @@ The modules, in the order a bot process is started through them (``_process.star
 * ``_command``: the bwrap command line; ``_seccomp``: the filter; ``_confine``: what the
   child does between fork and exec (cgroup, ``oom_score_adj``, rlimits, the slot uid);
   ``_handoff``: the protocol pipes of a Python bot, passed over a socket;
+* ``_forkserver``: the zygote's host side (the fork server per host, a bot's request);
 * ``_process``: ``start`` and ``SandboxedProcess``; ``_host``, ``_errors``: shared bits.
 
 Only the standard library is imported; the seccomp binding is imported when the filter is
@@ -53,8 +60,9 @@ first built.  See docs/sandbox.md.
 from __future__ import annotations
 
 from ._botfiles import BOT_DEST
-from ._config import MiB, Sandbox
+from ._config import ENV_ZYGOTE, MiB, Sandbox
 from ._errors import SandboxError
+from ._forkserver import zygote_pids
 from ._handoff import HANDOFF
 from ._mode import ENV_MODE, launcher, log_entry, probe, resolve_mode
 from ._probe import PROBE_TIMEOUT, SandboxStatus
@@ -68,6 +76,7 @@ __all__ = [
     "CLONE_NS_FLAGS",
     "DENIED_SYSCALLS",
     "ENV_MODE",
+    "ENV_ZYGOTE",
     "HANDOFF",
     "NEUTRAL_BOOT_ID",
     "NEUTRAL_LOADAVG",
@@ -85,4 +94,5 @@ __all__ = [
     "probe",
     "resolve_mode",
     "seccomp_filter",
+    "zygote_pids",
 ]

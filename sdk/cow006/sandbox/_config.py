@@ -24,6 +24,9 @@ from ._runtime import SDK_DEST
 from ._slot_cgroup import hierarchy
 
 MiB = 1 << 20
+# "off": Python bots start in bwrap, as node bots do, instead of from the fork server.
+ENV_ZYGOTE = "COW006_SANDBOX_ZYGOTE"
+_keys: dict[tuple[Any, ...], tuple[str, ...]] = {}  # Sandbox._key, per configuration
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,19 @@ class Sandbox:
     slot_memory: int | None = None
     cpu: float = 1.0
     io_bps: int = 32 * MiB
+    zygote: bool | None = None
+
+    def zygote_on(self) -> bool:
+        """Whether Python bots start from the fork server (``_forkserver``, the default)
+        rather than bwrap: ``zygote``, else ``COW006_SANDBOX_ZYGOTE`` (on unless ``off``)."""
+        if self.zygote is not None:
+            return self.zygote
+        word = os.environ.get(ENV_ZYGOTE, "").strip().lower()
+        if word in ("", "1", "on", "true", "yes"):
+            return True
+        if word in ("0", "off", "false", "no"):
+            return False
+        raise SandboxError(f"{ENV_ZYGOTE}={word!r}: expected on or off")
 
     # -- what the log says ---------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -85,6 +101,9 @@ class Sandbox:
             "nofile": self.nofile,
             "tmp_size": self.tmp_size,
             "cgroups": self._cgroups_entry(),
+            # Python bots: the same sandbox built by a fork of the fork server (True), or
+            # by bwrap (False).  Node bots always start in bwrap.
+            "zygote": self.zygote_on(),
         }
 
     def _cgroups_entry(self) -> dict[str, Any] | bool:
@@ -128,13 +147,34 @@ class Sandbox:
         return Path(self.cache_dir) if self.cache_dir else default_cache_dir(self.state_path())
 
     def _key(self) -> tuple[str, ...]:
-        """What the probe and the staged runtimes depend on (not the limits or the slots)."""
+        """What the probe and the staged runtimes depend on (not the limits or the slots).
+        Asked several times for every bot started: remembered for this configuration and
+        the environment variables it reads."""
+        env = os.environ
+        memo = (
+            self,
+            os.geteuid(),
+            env.get("XDG_RUNTIME_DIR"),
+            env.get(cgroups.ENV),
+            env.get(cgroups.ENV_PARENT),
+            env.get(ENV_ZYGOTE),
+        )
+        key = _keys.get(memo)
+        if key is None:
+            key = _keys[memo] = self._compute_key()
+        return key
+
+    def _compute_key(self) -> tuple[str, ...]:
         try:
             groups = str(self._cgroups_on())
         except SandboxError as exc:
             groups = str(exc)
         parent = self.cgroup_parent or os.environ.get(cgroups.ENV_PARENT, "")
-        return (self.bwrap, str(self.state_path()), str(self.cache_path()), groups, parent)
+        try:
+            zygote = str(self.zygote_on())
+        except SandboxError as exc:
+            zygote = str(exc)
+        return (self.bwrap, str(self.state_path()), str(self.cache_path()), groups, parent, zygote)
 
     # -- launching ---------------------------------------------------------------------------
     def launch(self, path: str | Path) -> SandboxedProcess:
@@ -144,6 +184,9 @@ class Sandbox:
         p = Path(path)
         bot_src = p.resolve() if p.is_dir() else file
         argv[-1] = f"{BOT_DEST}/{file.name}"  # the file itself, or bot.py in the folder
+        if lang == "python" and self.zygote_on():
+            # The zygote's child hands the bot its stdio pipes itself: only the bot holds them.
+            return self.spawn(argv, lang=lang, bot=bot_src)
         if lang == "python":
             # The protocol pipes are handed to the bot over a socket once it runs, so that
             # only the bot holds them (bwrap's own processes keep their stdio): a bot that

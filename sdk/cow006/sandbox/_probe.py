@@ -3,11 +3,13 @@
 ``status`` checks once per process and configuration: bwrap present (0.8 or later for
 ``--disable-userns``), the seccomp filter builds, the state directories are safe, the slot
 cgroups are usable when wanted; then it starts a probe process in the sandbox with the real
-machinery and judges what it reports: it runs as the slot uid (not root), under seccomp,
-with an empty environment (its pid 1's too), without /etc, cannot open a socket or reach a
-port the probe listens on, sees the neutral /proc files, is refused inotify, the AIO calls
-and sysinfo, sits in a pid namespace of its own and in its slot's cgroup with the limits in
-force.  A ``SandboxStatus`` says what was found; its ``reason`` names what is missing.
+machinery (bwrap, or the zygote when ``Sandbox.zygote_on()``: ``_forkserver``) and judges
+what it reports: it runs as the slot uid (not root), under seccomp, with an empty
+environment (its pid 1's too), without /etc, cannot open a socket or reach a port the probe
+listens on, holds no capability (effective, permitted or bounding) and has ``no_new_privs``,
+sees the neutral /proc files, is refused inotify, the AIO calls and sysinfo, sits in a pid
+namespace of its own and in its slot's cgroup with the limits in force.  A ``SandboxStatus``
+says what was found; its ``reason`` names what is missing.
 """
 
 from __future__ import annotations
@@ -69,7 +71,9 @@ try:
 except OSError as exc:
     out["init_environ"] = str(exc)
 with open("/proc/self/status") as f:
-    out["seccomp"] = [ln.split()[1] for ln in f if ln.startswith("Seccomp:")][0]
+    status = dict(ln.split(":", 1) for ln in f if ":" in ln)
+out["seccomp"] = status["Seccomp"].strip()
+out["caps"] = {k: status[k].strip() for k in ("CapEff", "CapPrm", "CapBnd", "NoNewPrivs")}
 try:
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(0.5)
@@ -206,7 +210,7 @@ def _run_probe(sb: Sandbox, trial: SandboxStatus) -> dict[str, Any]:
         listener.setblocking(False)
         port = listener.getsockname()[1]
         argv = [launch.python_executable(), "-I", "-S", "-B", "-c", _PROBE_CODE, str(port)]
-        proc = start(sb, argv, lang="python", bot=None, env=None, status=trial)
+        proc = start(sb, argv, lang="python", bot=None, env=None, status=trial, confirm=True)
         groups = _cgroup_facts(proc)
         try:
             out, err = proc.communicate(timeout=PROBE_TIMEOUT)
@@ -296,6 +300,12 @@ def _judge_probe(found: dict[str, Any]) -> list[str]:
         problems.append("the sandbox's pid 1 shows an environment")
     if found.get("seccomp") != "2":
         problems.append("the seccomp filter is not in force in the sandbox")
+    caps = found.get("caps") or {}
+    held = [k for k in ("CapEff", "CapPrm", "CapBnd") if caps.get(k, "?").strip("0")]
+    if held or caps.get("NoNewPrivs") != "1":
+        problems.append(
+            f"the probe process keeps privileges ({', '.join(held) or 'new privileges'})"
+        )
     if found.get("reached_host") or found.get("net") == "connected":
         problems.append("the probe process reached the network")
     if found.get("etc"):

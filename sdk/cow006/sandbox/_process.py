@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import subreaper
+from . import _forkserver
 from ._command import bwrap_command
 from ._confine import Preexec, rlimits
 from ._errors import SandboxError
@@ -43,16 +44,36 @@ def start(
     env: Mapping[str, str] | None,
     status: SandboxStatus,
     handoff: bool = False,
+    confirm: bool = False,
 ) -> SandboxedProcess:
-    """Start ``argv`` in the sandbox as ``status`` found it (see ``Sandbox.spawn``)."""
+    """Start ``argv`` in the sandbox as ``status`` found it (see ``Sandbox.spawn``).  With
+    ``confirm`` (the probe), a process the zygote starts is in its slot's cgroup, as the slot
+    uid, when this returns (as a bwrap process always is)."""
     if is_root():  # orphans of bot processes (bwrap's pid 1, once bwrap is killed) come here
         subreaper.ensure()
     lease = acquire(sb)
     opened: list[int] = []  # fds to close in this process once the child has its own
     try:
         # The slot's cgroup gets its limits before anything runs; the child joins it in
-        # Preexec before it drops root, so no bot code ever runs outside it.
+        # Preexec (or the zygote's child, before it drops root), so no bot code ever runs
+        # outside it.
         slot = slot_cgroup(sb, lease, lang, bot)
+        if sb.zygote_on() and _forkserver.can_fork(argv, lang):
+            # The sandbox's outer process is handed to this host: it must be a subreaper.
+            subreaper.ensure()
+            req = _forkserver.request(
+                sb, argv, bot=bot, lease=lease, env=env, slot=slot, confirm=confirm
+            )
+            return ZygoteProcess(
+                list(argv),
+                zygote=_forkserver.zygote(sb),
+                request=req,
+                lease=lease,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+            )
         argv = list(argv)
         ours = theirs = None
         if handoff:
@@ -131,3 +152,51 @@ class SandboxedProcess(subprocess.Popen[bytes]):
         code = super().wait(timeout)
         self._release()
         return code
+
+
+class ZygoteProcess(SandboxedProcess):
+    """A sandbox started by the zygote (``_forkserver``), held like a bwrap process: its pid
+    is the sandbox's outer process, a child of this host by the time the zygote answers."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        zygote: _forkserver.Zygote,
+        request: dict[str, Any],
+        lease: Lease,
+        **kwargs: Any,
+    ) -> None:
+        self._zygote = zygote
+        self._request = request
+        super().__init__(args, lease=lease, **kwargs)
+
+    def _execute_child(
+        self,
+        args: Any,
+        executable: Any,
+        preexec_fn: Any,
+        close_fds: Any,
+        pass_fds: Any,
+        cwd: Any,
+        env: Any,
+        startupinfo: Any,
+        creationflags: Any,
+        shell: Any,
+        p2cread: int,
+        p2cwrite: int,
+        c2pread: int,
+        c2pwrite: int,
+        errread: int,
+        errwrite: int,
+        *rest: Any,
+    ) -> None:
+        """Popen's fork and exec, replaced by a request to the zygote with the child's ends
+        of the pipes (closed here afterwards, as Popen does)."""
+        try:
+            self.pid = self._zygote.spawn(self._request, [p2cread, c2pwrite, errwrite])
+            self._child_created = True
+        finally:
+            self._close_pipe_fds(  # type: ignore[attr-defined]
+                p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite
+            )

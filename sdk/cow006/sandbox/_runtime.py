@@ -112,7 +112,7 @@ def _lib_dest(path: str) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
 
-def _sdk_source(sb: Sandbox) -> str:
+def sdk_source(sb: Sandbox) -> str:
     """The ``cow006`` package to bind at /sdk/cow006: the host's compiled copy of it under
     ``cache_dir`` (``launch.compiled_sdk``: sources and their bytecode, written by the host
     alone and bound read-only, so a bot neither compiles the SDK at start-up nor can change
@@ -154,7 +154,7 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
                 for n in sorted(os.listdir(dynload))
                 if n.endswith(".so") and not n.startswith("_tkinter")
             ]
-        binds.append((_sdk_source(sb), f"{SDK_DEST}/cow006"))
+        binds.append((sdk_source(sb), f"{SDK_DEST}/cow006"))
     seen = {dest for _, dest in binds}
     libs = {}
     for lib in _shared_libs(elf, cache):

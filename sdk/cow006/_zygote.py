@@ -1,0 +1,556 @@
+"""The sandbox's fork server (the "zygote"): a trusted process that has imported the bot
+runtime and forks one fresh, sandboxed child for each Python bot.
+
+Started by the host (``cow006.sandbox._forkserver``) from the real interpreter with ``-I -S
+-B``, an empty environment and the host's compiled SDK, it imports ``cow006.bot`` and what it
+needs (the lean runtime: tests/sdk/test_bot_imports.py) and never anything of a bot's: it
+reads nothing but the host's requests on its socket.  For each request it forks; the child
+confines itself, in this order, before it opens or imports anything of the bot's:
+
+1. it leaves the zygote: reparented to the host (a child subreaper) and dies with it
+   (``PR_SET_PDEATHSIG``), in a session of its own, holding only the bot's stdio;
+2. as root: it joins the slot's cgroup(s), takes ``oom_score_adj`` 1000, sets its rlimits and
+   drops to the slot uid with no supplementary groups;
+3. it unshares every namespace bwrap does (user, mount, pid, network, ipc, uts, cgroup),
+   maps only its own uid and gid, names the host ``cow006``, and forks the sandbox's pid 1;
+4. pid 1 builds the root bwrap would (an empty tmpfs, made read-only, holding only the
+   runtime, the bot's files at /bot, a fresh /proc with its masks, a minimal /dev and a
+   private /tmp), pivots into it and detaches the host's tree, clears the environment to the
+   bot's, drops every capability (bounding, ambient, effective, permitted), sets
+   ``no_new_privs`` and loads the seccomp filter (the same BPF program as bwrap's);
+5. pid 1 forks the bot (pid 2, as under bwrap) and reaps until it ends, then exits with its
+   status (128 + signal for a signal, as bwrap's pid 1), taking the namespace with it.
+
+So a child never ran another bot's code, and nothing a bot does survives it: its processes,
+mounts, files in /tmp and memory all go with its pid namespace, and the zygote only ever
+forks (it never waits for or reads from a bot).  A step that fails ends the child with a
+line on the bot's stderr and status 1, before any bot code runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# The modules of the bot runtime (imported by the zygote's program before this one): what a
+# bot sees in sys.modules.  What the zygote imports for itself is removed in the bot.
+_RUNTIME = frozenset(sys.modules)
+
+import _signal  # type: ignore[import-not-found]  # noqa: E402  (after _RUNTIME: no stub)
+import _socket  # noqa: E402
+import ctypes  # noqa: E402
+import gc  # noqa: E402
+import resource  # noqa: E402
+
+from cow006 import protocol  # noqa: E402  (a runtime module: imported already)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+NAMESPACES = (
+    CLONE_NEWUSER
+    | CLONE_NEWNS
+    | CLONE_NEWPID
+    | CLONE_NEWNET
+    | CLONE_NEWIPC
+    | CLONE_NEWUTS
+    | CLONE_NEWCGROUP
+)
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT = 22, 38, 47
+PR_CAP_AMBIENT_CLEAR_ALL, SECCOMP_MODE_FILTER = 4, 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+# statvfs flag -> mount flag: a bind inherits flags the kernel locks in a user namespace
+# (nosuid, nodev, noexec, the atime ones); a read-only remount must repeat them.
+_LOCKED = (
+    (2, MS_NOSUID),
+    (4, MS_NODEV),
+    (8, MS_NOEXEC),
+    (1024, MS_NOATIME),
+    (2048, MS_NODIRATIME),
+    (4096, MS_RELATIME),
+)
+# The minimal /dev (bwrap's --dev): these nodes, bound from the host's, and these links.
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_LINKS = (
+    ("fd", "/proc/self/fd"),
+    ("stdin", "/proc/self/fd/0"),
+    ("stdout", "/proc/self/fd/1"),
+    ("stderr", "/proc/self/fd/2"),
+    ("core", "/proc/kcore"),
+    ("ptmx", "pts/ptmx"),
+)
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_ulong = ctypes.c_ulong
+_libc.prctl.argtypes = [ctypes.c_int, _ulong, _ulong, _ulong, _ulong]
+_libc.mount.argtypes = [ctypes.c_char_p] * 3 + [_ulong, ctypes.c_char_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.unshare.argtypes = [ctypes.c_int]
+_libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _prctl(option: int, a: int = 0, b: int = 0) -> None:
+    _check(_libc.prctl(option, a, b, 0, 0), f"prctl({option})")
+
+
+def _mount(src: str | None, dest: str, fstype: str | None, flags: int, data: str = "") -> None:
+    enc = [None if s is None else s.encode() for s in (src, dest, fstype)]
+    ret = _libc.mount(enc[0], enc[1], enc[2], flags, data.encode() if data else None)
+    _check(ret, f"mount {src or fstype} on {dest}")
+
+
+def _write(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _status_code(status: int) -> int:
+    """bwrap's pid 1's rule: the exit status, or 128 + the signal that ended the process."""
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return 255
+
+
+# -- the server --------------------------------------------------------------------------------
+def main(fd: int, sdk: str) -> None:
+    """Serve the host's requests on the socket ``fd`` until the host closes it (or dies);
+    ``sdk`` is where the sandbox binds the SDK (its ``cow006`` package inside)."""
+    _prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL when the host dies
+    host = os.getppid()
+    if host == 1:
+        os._exit(0)
+    relocate(sdk)
+    ctl = _socket.socket(fileno=fd)
+    cmsg_space = _socket.CMSG_SPACE(3 * 4)
+    # No garbage collection in the zygote, and what it holds is frozen before each fork: a
+    # collection in a child would touch every object, copying the pages a fork shares.
+    gc.disable()
+    while True:
+        try:
+            data, anc, _flags, _addr = ctl.recvmsg(1 << 16, cmsg_space)
+        except InterruptedError:
+            continue
+        fds: list[int] = []
+        for level, kind, blob in anc:
+            if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+                fds += [
+                    int.from_bytes(blob[i : i + 4], sys.byteorder, signed=True)
+                    for i in range(0, len(blob) - len(blob) % 4, 4)
+                ]
+        if not data:
+            os._exit(0)  # the host closed its end
+        try:
+            req = protocol.decode_host(data)
+            # The program (the host's bootstrap, the same for every bot) compiled here once,
+            # not in each child: compiling touches memory the fork shares.
+            req["program"] = _programs.get(req["code"]) or _compile(req["code"])
+            if len(fds) != 3:
+                raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
+            reply = f"ok {_spawn(req, fds, host)}"
+        except Exception as exc:
+            reply = f"error {type(exc).__name__}: {exc}"
+        finally:
+            for n in fds:
+                os.close(n)
+        ctl.sendall(reply.encode())
+
+
+_programs: dict[str, Any] = {}
+
+
+def _compile(code: str) -> Any:
+    program = compile(code, "<string>", "exec")
+    if len(_programs) < 16:  # the host sends one or two programs; a bound all the same
+        _programs[code] = program
+    return program
+
+
+def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
+    """Fork the sandbox's outer process (reparented to the host) and return its pid."""
+    go_r, go_w = os.pipe()  # the zygote tells the child to go once it is the host's
+    pid_r, pid_w = os.pipe()  # the intermediate child reports the child's pid
+    done_r, done_w = os.pipe()  # the child says it is confined (end of file: it failed)
+    sys.stderr.flush()
+    gc.freeze()
+    middle = os.fork()
+    if middle == 0:  # exits at once, so that its child is handed to the host (a subreaper)
+        try:
+            os.close(pid_r)
+            os.close(go_w)
+            os.close(done_r)
+            child = os.fork()
+            if child == 0:
+                os.close(pid_w)
+                _outer(req, fds, go_r, done_w, host)  # never returns
+            os.write(pid_w, str(child).encode())
+        finally:
+            os._exit(0)
+    for fd in (pid_w, go_r, done_w):
+        os.close(fd)
+    try:
+        os.waitpid(middle, 0)  # once it is reaped, its child is the host's
+        data = os.read(pid_r, 32)
+        if not data:
+            raise OSError("the sandbox's process could not be forked")
+        os.write(go_w, b"g")
+        # With ``confirm`` (the probe), answer once the child is in its slot's cgroup, as the
+        # slot uid (what bwrap's Popen returning after its preexec means), so the host can
+        # check it.  Otherwise at once: the child confines itself (joining a cgroup can take
+        # milliseconds) while the host asks for the next seat, and runs nothing of the bot's
+        # before it is done (a failure ends it with a line on its stderr, status 1).
+        if req.get("confirm") and os.read(done_r, 1) != b"c":
+            raise OSError("a bot process could not join its slot's cgroup or drop to the slot uid")
+        return int(data)
+    finally:
+        for fd in (pid_r, go_w, done_r):
+            os.close(fd)
+
+
+def _fail(exc: BaseException) -> None:
+    try:
+        os.write(2, f"cow006 sandbox: {exc}\n".encode(errors="replace"))
+    finally:
+        os._exit(1)
+
+
+# -- the sandbox's outer process: confinement, namespaces ------------------------------------
+def _outer(req: dict[str, Any], fds: list[int], go_r: int, done_w: int, host: int) -> None:
+    try:
+        for n, fd in enumerate(fds):  # the bot's stdin, stdout and stderr
+            os.dup2(fd, n)
+        if os.read(go_r, 1) != b"g":  # the zygote is gone: nothing to do
+            os._exit(1)
+        _prctl(PR_SET_PDEATHSIG, 9)  # bwrap's --die-with-parent
+        if os.getppid() != host:
+            os._exit(1)
+        # Only the bot's stdio is left, and the pipe to the zygote (the socket and the
+        # zygote's other descriptors go).
+        os.closerange(3, done_w)
+        os.closerange(done_w + 1, 1 << 16)
+        os.setsid()
+        for path in req["join"]:  # root: the slot's cgroup(s), before anything else
+            _write(path, b"0")
+        _write("/proc/self/oom_score_adj", str(req["oom"]).encode())
+        for res, value in req["rlimits"]:
+            resource.setrlimit(res, (value, value))
+        uid = req["uid"]
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            # A change of uid makes a process undumpable, its /proc files root's: its own
+            # uid_map below must stay writable by it (bwrap gets the same by its exec).
+            _prctl(PR_SET_DUMPABLE, 1)
+        if req.get("confirm"):  # else the zygote is not listening (its end is closed)
+            os.write(done_w, b"c")
+        os.close(done_w)
+        euid, egid = os.geteuid(), os.getegid()
+        _check(_libc.unshare(NAMESPACES), "unshare")
+        _write("/proc/self/setgroups", b"deny")
+        _write("/proc/self/uid_map", f"{euid} {euid} 1".encode())
+        _write("/proc/self/gid_map", f"{egid} {egid} 1".encode())
+        name = req["hostname"].encode()
+        _check(_libc.sethostname(name, len(name)), "sethostname")
+        alive_r, alive_w = os.pipe()  # pid 1 sees end of file on it once this process is gone
+        init = os.fork()
+        if init == 0:
+            os.close(alive_w)
+            _init(req, alive_r)  # never returns
+        os.close(alive_r)
+        # Only the bot holds its stdin and stdout (so closing them is seen); stderr stays
+        # open here, as in bwrap's processes: its end of file tells the host this process,
+        # the last of the sandbox, is gone.
+        os.close(0)
+        os.close(1)
+        _pid, status = os.waitpid(init, 0)
+        os._exit(_status_code(status))
+    except BaseException as exc:
+        _fail(exc)
+
+
+# -- the sandbox's pid 1: the file system, the last confinement, the bot ---------------------
+def _init(req: dict[str, Any], alive_r: int) -> None:
+    try:
+        _prctl(PR_SET_PDEATHSIG, 9)
+        os.set_blocking(alive_r, False)
+        try:
+            if os.read(alive_r, 1) == b"":
+                os._exit(1)  # the outer process died before the line above
+        except BlockingIOError:
+            pass
+        os.close(alive_r)
+        _build_root(req)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        _drop_privileges(bytes.fromhex(req["bpf"]))
+        bot = os.fork()
+        if bot == 0:
+            _run_bot(req)  # never returns
+        os.close(0)
+        os.close(1)
+        # As a pid 1 without handlers: a signal from inside the namespace does nothing to it
+        # (the interpreter's own SIGINT handler would end the sandbox).
+        _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
+        while True:
+            pid, status = os.waitpid(-1, 0)
+            if pid == bot:
+                os._exit(_status_code(status))
+    except BaseException as exc:
+        _fail(exc)
+
+
+def _bind(src: str, dest: str, *, ro: bool = True) -> None:
+    """Bind ``src`` of the host (under /oldroot) at ``dest`` of the new root, read-only."""
+    source, target = "/oldroot" + src, "/newroot" + dest
+    if os.path.isdir(source):
+        os.makedirs(target, 0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+        if not os.path.exists(target):
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+    _mount(source, target, None, MS_BIND)
+    if ro:
+        _remount_ro(target)
+
+
+def _remount(target: str, flags: int) -> None:
+    """Remount the bind at ``target`` with ``flags`` and the flags it has (some are locked)."""
+    have = os.statvfs(target).f_flag
+    locked = sum(ms for st, ms in _LOCKED if have & st)
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | locked)
+
+
+def _remount_ro(target: str) -> None:
+    """Read-only, nosuid and nodev, as bwrap's --ro-bind and --remount-ro make them."""
+    _remount(target, MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _tmpfs(dest: str, data: str, *, ro: bool = False) -> None:
+    target = "/newroot" + dest
+    os.makedirs(target, 0o755, exist_ok=True)
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, data)
+    if ro:
+        _remount_ro(target)
+
+
+def _build_root(req: dict[str, Any]) -> None:
+    """bwrap's root: an empty tmpfs holding only what the request names, made read-only."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing goes back to the host's mounts
+    # A tmpfs at /tmp becomes the root for a moment, the host's tree under /oldroot, the new
+    # root is built at /newroot (so a bot under the host's /tmp can still be bound), then it
+    # becomes the root and the rest is detached.
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
+    os.chdir("/tmp")
+    os.mkdir("newroot", 0o755)
+    os.mkdir("oldroot", 0o755)
+    _pivot_root(".", "oldroot")
+    os.chdir("/")
+    _mount("newroot", "newroot", None, MS_BIND | MS_REC)
+    for src, dest in req["binds"]:
+        if src:
+            _bind(src, dest)
+        else:  # an empty read-only directory over ``dest``
+            _tmpfs(dest, "size=4096,mode=0755", ro=True)
+    for link, target in req["symlinks"]:
+        os.symlink(target, "/newroot" + link)
+    if req["bot"] is not None:
+        _bind(*req["bot"])
+    else:
+        os.makedirs("/newroot" + req["cwd"], 0o755, exist_ok=True)
+    os.mkdir("/newroot/proc", 0o755)
+    _mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _bind_masks(req["masks"])
+    _tmpfs("/dev", "mode=0755")
+    for node in DEV_NODES:
+        target = f"/newroot/dev/{node}"
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666))
+        _mount(f"/oldroot/dev/{node}", target, None, MS_BIND)
+        _remount(target, MS_NOSUID)  # bwrap's --dev-bind: writable, nosuid
+    for link, target in DEV_LINKS:
+        os.symlink(target, f"/newroot/dev/{link}")
+    os.mkdir("/newroot/dev/shm", 0o755)
+    os.mkdir("/newroot/dev/pts", 0o755)
+    _mount(
+        "devpts",
+        "/newroot/dev/pts",
+        "devpts",
+        MS_NOSUID | MS_NOEXEC,
+        "newinstance,ptmxmode=0666,mode=620",
+    )
+    _remount("/newroot/dev", MS_RDONLY | MS_NOSUID)  # its nodes stay usable
+    _tmpfs("/tmp", f"size={int(req['tmp_size'])},mode=1777")
+    # Leave the host's tree, then the first tmpfs: only /newroot is left, as /.
+    _mount(None, "/oldroot", None, MS_REC | MS_PRIVATE)
+    _check(_libc.umount2(b"/oldroot", MNT_DETACH), "umount /oldroot")
+    os.chdir("/newroot")
+    _pivot_root(".", ".")
+    _check(_libc.umount2(b".", MNT_DETACH), "umount the old root")
+    os.chdir("/")
+    _remount_ro("/")
+    os.chdir(req["cwd"])
+
+
+def _bind_masks(masks: list[list[str]]) -> None:
+    """The neutral /proc files, bound read-only over the host's.  They are staged in one
+    directory: bound read-only once (on the first tmpfs, detached at the end), every file is
+    bound from there and so is read-only (nosuid, nodev) from the start, without a remount of
+    its own (two calls fewer per file, for some thirty files)."""
+    if len(masks) < 2:
+        for src, dest in masks:
+            _bind(src, dest)
+        return
+    folder = os.path.commonpath([src for src, _dest in masks])
+    os.mkdir("/masks", 0o755)
+    _mount("/oldroot" + folder, "/masks", None, MS_BIND)
+    _remount_ro("/masks")
+    for src, dest in masks:
+        _mount("/masks/" + os.path.relpath(src, folder), "/newroot" + dest, None, MS_BIND)
+
+
+def _pivot_root(new: str, old: str) -> None:
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if nr is None:
+        raise OSError(f"pivot_root: unknown architecture {os.uname().machine}")
+    _check(_libc.syscall(nr, new.encode(), old.encode()), "pivot_root")
+
+
+def _drop_privileges(bpf: bytes) -> None:
+    """Every capability dropped (bwrap's --cap-drop ALL), no_new_privs, the seccomp filter."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    for cap in range(last + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: all empty
+    _check(_libc.capset(header, data), "capset")
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if not bpf or len(bpf) % 8:
+        raise OSError("no seccomp program")
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = _SockFprog(len(bpf) // 8, ctypes.addressof(buf))
+    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog))
+
+
+# -- the bot -----------------------------------------------------------------------------------
+def _run_bot(req: dict[str, Any]) -> None:
+    """Run the request's ``-c`` program as the interpreter would, as a fresh process: the
+    zygote's own modules gone from sys.modules, the SDK's at /sdk, ``sys.argv`` the bot's."""
+    code = 1
+    try:
+        _prctl(PR_SET_PDEATHSIG, 9)
+        _as_fresh_interpreter(req)
+        gc.enable()  # the bot's own objects are collected as usual (the zygote's are frozen)
+        program = req["program"]
+        main_ns = sys.modules["__main__"].__dict__
+        keep: dict[str, Any] = {
+            k: main_ns[k] for k in ("__name__", "__builtins__", "__loader__") if k in main_ns
+        }
+        main_ns.clear()
+        main_ns.update(keep, __doc__=None, __package__=None, __spec__=None, __annotations__={})
+        try:
+            exec(program, main_ns)
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc)
+        except BaseException:
+            sys.excepthook(*sys.exc_info())
+        _shutdown()
+    finally:
+        os._exit(code)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """The status of the interpreter exiting with ``exc`` (as ``sys.exit`` documents it)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    try:
+        print(exc.code, file=sys.stderr)
+    except Exception:
+        pass
+    return 1
+
+
+def _shutdown() -> None:
+    """What the interpreter does at its exit before tearing down: threads, atexit, flush."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except Exception:
+            pass
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _as_fresh_interpreter(req: dict[str, Any]) -> None:
+    """sys.modules and sys.argv as a bot process started in bwrap has them: the runtime's
+    modules only (``relocate`` has put the SDK's at ``/sdk/cow006`` already)."""
+    for name in list(sys.modules):
+        if name not in _RUNTIME or name == __name__:
+            del sys.modules[name]
+    cow006 = sys.modules["cow006"]
+    if hasattr(cow006, "_zygote"):
+        delattr(cow006, "_zygote")
+    sys.argv[:] = ["-c", *req["args"]]
+
+
+def relocate(sdk: str) -> None:
+    """Name the SDK's modules as the sandbox sees them (``sdk``/cow006, not the host's
+    staged copy), once in the zygote: its children import what the bot asks for from there.
+    The zygote itself imports nothing more of the SDK."""
+    import cow006
+
+    staged = os.path.dirname(os.path.dirname(cow006.__file__ or ""))
+    for name, module in list(sys.modules.items()):
+        if name != "cow006" and not name.startswith("cow006."):
+            continue
+        for attr in ("__file__", "__cached__"):
+            value = getattr(module, attr, None)
+            if isinstance(value, str) and value.startswith(staged + "/"):
+                setattr(module, attr, sdk + value[len(staged) :])
+        spec = getattr(module, "__spec__", None)
+        if spec is not None and isinstance(spec.origin, str) and spec.origin.startswith(staged):
+            spec.origin = sdk + spec.origin[len(staged) :]
+        path = getattr(module, "__path__", None)
+        if path is not None:
+            path[:] = [sdk + p[len(staged) :] if p.startswith(staged) else p for p in path]
+    sys.path[:] = [p for p in sys.path if p != staged]
+    sys.path_importer_cache.clear()
