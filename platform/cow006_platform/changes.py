@@ -4,7 +4,18 @@ A tag names a slice of what the read API shows: ``agent:7`` (agent 7's page, its
 history, its list of matches), ``ladder:2`` (that ladder and its leaderboard), ``match:31``
 (one match and its log), ``matches`` (every list of matches), ``leagues``, ``league:3``, and
 ``*`` (everything: rare writes such as a renamed user, or bulk statements whose rows are not
-known).  ``track_changes`` hooks a session factory: the objects each flush wrote are turned
+known).
+
+A rating that moves names only the rows of its ladder's leaderboard it may have moved: a
+*board tag* ``ladder:2@LO:HI`` (``board_tag``) says that one entry's sort key (the
+conservative rating, ``crud.ladders``) went from one end of ``[LO, HI]`` to the other.  Only
+the rows whose keys lie in that interval change rank, so a cached page that shows the keys
+``[a, b]`` of that board (``cache.shows``) is dropped only when the two intervals meet; a page
+that does not say which keys it shows is dropped by any board tag of its ladder, as by
+``ladder:2`` itself.  A finished match moves four entries: it drops the few leaderboard pages
+holding them and the rows between their old and new places, not every page of the ladder.
+
+``track_changes`` hooks a session factory: the objects each flush wrote are turned
 into tags, and the tags are inserted in the same transaction just before it commits, so the
 feed never announces a change that rolled back and never misses one that committed.
 
@@ -14,13 +25,16 @@ also hears its own commits at once through ``subscribe`` (a user sees their own 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import delete, event, insert, select
+from sqlalchemy import delete, event, insert, inspect, select
 from sqlalchemy.orm import ORMExecuteState, Session, sessionmaker
+from sqlalchemy.orm.util import identity_key
 
+from . import ratings
 from .models import (
     AgentVersion,
     Change,
@@ -49,8 +63,61 @@ _TAGS = "cow006_change_tags"
 _MATCHES = "cow006_changed_matches"
 _COMMITTING = "cow006_committing"
 
+# The feed's column holds 64 characters; a board tag is given 6 decimals (rounded outwards).
+TAG_LENGTH = 64
+_BOARD_DIGITS = 1_000_000
+
 _listeners: list[Callable[[set[int], set[str]], None]] = []
 _listeners_lock = threading.Lock()
+
+
+def board_tag(ladder_id: int, old: float, new: float) -> str:
+    """The tag of one leaderboard entry whose sort key went from ``old`` to ``new``: the
+    interval between them, widened to 6 decimals (the ladder's tag if it would not fit)."""
+    lo = math.floor(min(old, new) * _BOARD_DIGITS) / _BOARD_DIGITS
+    hi = math.ceil(max(old, new) * _BOARD_DIGITS) / _BOARD_DIGITS
+    tag = f"ladder:{ladder_id}@{lo:.6f}:{hi:.6f}"
+    if len(tag) > TAG_LENGTH or not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"ladder:{ladder_id}"
+    return tag
+
+
+def parse_board_tag(tag: str) -> tuple[str, float, float] | None:
+    """``(ladder tag, low, high)`` of a board tag (``board_tag``), None for any other tag."""
+    base, at, interval = tag.partition("@")
+    if not at:
+        return None
+    lo, _, hi = interval.partition(":")
+    try:
+        return base, float(lo), float(hi)
+    except ValueError:
+        return None
+
+
+def _rating_tags(session: Session, row: Rating) -> set[str]:
+    """A rating written: the interval its leaderboard key moved across (``board_tag``), or
+    the whole ladder when the key it had is not known."""
+    coarse = {f"ladder:{row.ladder_id}"}
+    new = row.conservative
+    if new is None or row in session.deleted:
+        return coarse
+    if row in session.new:
+        # Before its first match a version is ranked at the ladder's initial rating.
+        ladder = session.identity_map.get(identity_key(Ladder, row.ladder_id))
+        if not isinstance(ladder, Ladder):
+            return coarse
+        old = ratings.conservative(ladder.mu, ladder.sigma)
+    else:
+        history = inspect(row).attrs.conservative.history
+        if history.deleted:
+            old = history.deleted[0]
+        elif history.unchanged:
+            old = history.unchanged[0]
+        else:  # set without its value loaded: where it was is not known
+            return coarse
+        if old is None:
+            return coarse
+    return {board_tag(row.ladder_id, float(old), float(new))}
 
 
 def tags_of(obj: object) -> set[str]:
@@ -65,9 +132,14 @@ def tags_of(obj: object) -> set[str]:
         return tags
     if isinstance(obj, MatchLog):
         return {f"match:{obj.match_id}"}
-    if isinstance(obj, Rating | RatingPoint):
-        # The seats of the same match carry the agents' tags; a rerate is a bulk statement.
+    if isinstance(obj, Rating):
+        # Its leaderboard; the seats of the same match carry the agents' tags (their pages
+        # show their ratings); a rerate is a bulk statement.  ``_after_flush`` narrows it.
         return {f"ladder:{obj.ladder_id}"}
+    if isinstance(obj, RatingPoint):
+        # Shown by its agent's pages only (no ladder page lists rating points): the match's
+        # seats name the agents (``_after_flush`` counts it as a change of its match).
+        return {f"match:{obj.match_id}"}
     if isinstance(obj, LadderEntry):
         return {f"ladder:{obj.ladder_id}", f"agent:{obj.agent_id}"}
     if isinstance(obj, AgentVersion):
@@ -97,7 +169,12 @@ def _after_flush(session: Session, _context: Any) -> None:
             continue  # loaded and touched, nothing written
         if isinstance(obj, Match):
             matches.add(obj.id)  # its seats' agents are tagged at commit
-        tags |= tags_of(obj)
+        elif isinstance(obj, RatingPoint) and obj.match_id is not None:
+            matches.add(obj.match_id)
+        if isinstance(obj, Rating):
+            tags |= _rating_tags(session, obj)
+        else:
+            tags |= tags_of(obj)
 
 
 def _on_execute(state: ORMExecuteState) -> None:

@@ -189,9 +189,15 @@ def test_a_finished_match_announces_its_ladder_agents_and_match(api: Api) -> Non
     play_and_finish(factory, match_id)
     with factory() as session:
         tags = {tag for _, tag in changes.read_since(session, before)}
-    assert {f"ladder:{ladder}", f"match:{match_id}", "matches"} <= tags
+    assert {f"match:{match_id}", "matches"} <= tags
     assert {f"agent:{a}" for a in agents} <= tags
     assert "*" not in tags
+    # Its ladder: by the rows of the leaderboard each seat's rating moved across, one board
+    # tag per seat (none of the ladder's other pages changed).
+    boards = [b for b in map(changes.parse_board_tag, tags) if b is not None]
+    assert 1 <= len(boards) <= len(versions)  # two seats may share an interval
+    assert all(base == f"ladder:{ladder}" and low <= high for base, low, high in boards)
+    assert f"ladder:{ladder}" not in tags
 
 
 @pytest.mark.slow

@@ -46,7 +46,18 @@ tags), ``_refresh`` (the feed, warming and refresh), ``_middleware`` (the ASGI s
 
 from ._middleware import PublicCacheMiddleware
 from ._refresh import Answer, FeedReader, PageCache, Rendered, WarmKeys
-from ._routes import CachedRoutes, Tagger, cache_key, cached, is_id, page_key, query_params
+from ._routes import (
+    CachedRoutes,
+    Shown,
+    Tagger,
+    cache_key,
+    cached,
+    is_id,
+    moved,
+    page_key,
+    query_params,
+    shows,
+)
 from ._store import Entry, Store, entry_cost
 
 __all__ = [
@@ -57,6 +68,7 @@ __all__ = [
     "PageCache",
     "PublicCacheMiddleware",
     "Rendered",
+    "Shown",
     "Store",
     "Tagger",
     "WarmKeys",
@@ -64,6 +76,8 @@ __all__ = [
     "cached",
     "entry_cost",
     "is_id",
+    "moved",
     "page_key",
     "query_params",
+    "shows",
 ]
