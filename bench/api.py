@@ -518,6 +518,13 @@ def main() -> None:
                 stop, done = ctx.Event(), ctx.Value("i", 0)
                 writer = ctx.Process(target=write_matches, args=(url, args.writes, 2, stop, done))
                 writer.start()
+                # Measured from the writer's first finished match: a spawned process takes
+                # seconds to import, which a short run would otherwise spend without writes.
+                deadline = time.monotonic() + 120
+                while done.value < 1 and writer.is_alive() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if done.value < 1:
+                    raise SystemExit("the writer finished no match")
             t0 = time.perf_counter()
             latencies, hits, stale = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0

@@ -1,10 +1,12 @@
 """The change feed: every commit that changes public data says which, as tags in ``changes``.
 
 A tag names a slice of what the read API shows: ``agent:7`` (agent 7's page, its rating
-history, its list of matches), ``ladder:2`` (that ladder and its leaderboard), ``match:31``
-(one match and its log), ``matches`` (every list of matches), ``leagues``, ``league:3``, and
-``*`` (everything: rare writes such as a renamed user, or bulk statements whose rows are not
-known).
+history, its list of matches: all of them), ``agent:7/matches`` (its list of matches alone:
+a seat of it written, the state of a match it plays), ``agent:7/ratings`` (its rating
+history alone: a rating point of one of its versions), ``ladder:2`` (that ladder and its
+leaderboard), ``match:31`` (one match and its log), ``matches`` (every list of matches),
+``leagues``, ``league:3``, and ``*`` (everything: rare writes such as a renamed user, or bulk
+statements whose rows are not known).
 
 A rating that moves names only the rows of its ladder's leaderboard it may have moved: a
 *board tag* ``ladder:2@LO:HI`` (``board_tag``) says that one entry's sort key (the
@@ -61,6 +63,7 @@ _PRIVATE_TABLES = frozenset({"api_tokens", "invites", "rate_counters"})
 
 _TAGS = "cow006_change_tags"
 _MATCHES = "cow006_changed_matches"
+_POINTS = "cow006_rated_versions"
 _COMMITTING = "cow006_committing"
 
 # The feed's column holds 64 characters; a board tag is given 6 decimals (rounded outwards).
@@ -69,6 +72,16 @@ _BOARD_DIGITS = 1_000_000
 
 _listeners: list[Callable[[set[int], set[str]], None]] = []
 _listeners_lock = threading.Lock()
+
+
+def matches_of(agent_id: int) -> str:
+    """The tag of an agent's list of matches (its seats, their matches' states)."""
+    return f"agent:{agent_id}/matches"
+
+
+def rating_points_of(agent_id: int) -> str:
+    """The tag of an agent's rating history (the rating points of its versions)."""
+    return f"agent:{agent_id}/ratings"
 
 
 def board_tag(ladder_id: int, old: float, new: float) -> str:
@@ -123,7 +136,8 @@ def _rating_tags(session: Session, row: Rating) -> set[str]:
 def tags_of(obj: object) -> set[str]:
     """The tags of what changes when ``obj`` is inserted, updated or deleted."""
     if isinstance(obj, MatchSeat):
-        return {f"agent:{obj.agent_id}", f"match:{obj.match_id}", MATCHES}
+        # Not the agent's page (it shows no match): its list of matches.
+        return {matches_of(obj.agent_id), f"match:{obj.match_id}", MATCHES}
     if isinstance(obj, Match):
         # Not the ladder's tag: its pages show ratings (Rating rows), not match states.
         tags = {f"match:{obj.id}", MATCHES}
@@ -133,13 +147,13 @@ def tags_of(obj: object) -> set[str]:
     if isinstance(obj, MatchLog):
         return {f"match:{obj.match_id}"}
     if isinstance(obj, Rating):
-        # Its leaderboard; the seats of the same match carry the agents' tags (their pages
-        # show their ratings); a rerate is a bulk statement.  ``_after_flush`` narrows it.
+        # Shown by its leaderboard alone (no agent page of the API shows current ratings); a
+        # rerate is a bulk statement.  ``_after_flush`` narrows it to a board tag.
         return {f"ladder:{obj.ladder_id}"}
     if isinstance(obj, RatingPoint):
-        # Shown by its agent's pages only (no ladder page lists rating points): the match's
-        # seats name the agents (``_after_flush`` counts it as a change of its match).
-        return {f"match:{obj.match_id}"}
+        # Shown by its agent's rating history alone: that agent (``rating_points_of``) is
+        # looked up by its version at commit (``_after_flush`` notes it).
+        return set()
     if isinstance(obj, LadderEntry):
         return {f"ladder:{obj.ladder_id}", f"agent:{obj.agent_id}"}
     if isinstance(obj, AgentVersion):
@@ -164,13 +178,17 @@ def _pending(session: Session) -> set[str]:
 def _after_flush(session: Session, _context: Any) -> None:
     tags = _pending(session)
     matches: set[int] = session.info.setdefault(_MATCHES, set())
+    rated: set[int] = session.info.setdefault(_POINTS, set())
     for obj in (*session.new, *session.dirty, *session.deleted):
         if isinstance(obj, Match) and obj in session.dirty and not session.is_modified(obj):
             continue  # loaded and touched, nothing written
         if isinstance(obj, Match):
             matches.add(obj.id)  # its seats' agents are tagged at commit
-        elif isinstance(obj, RatingPoint) and obj.match_id is not None:
-            matches.add(obj.match_id)
+        elif isinstance(obj, RatingPoint):
+            if obj.version_id is None:  # its agent cannot be found: be safe
+                tags.add(EVERYTHING)
+            else:
+                rated.add(obj.version_id)  # its version's agent is tagged at commit
         if isinstance(obj, Rating):
             tags |= _rating_tags(session, obj)
         else:
@@ -196,12 +214,18 @@ def _before_commit(session: Session) -> None:
     session.flush()  # the last objects' tags (after_flush) before they are written
     tags = _pending(session)
     matches = session.info.pop(_MATCHES, set())
+    rated = session.info.pop(_POINTS, set())
     if matches and EVERYTHING not in tags:
-        # A match's status shows on its agents' lists of matches: tag those agents.
+        # A match's status shows on its agents' lists of matches: tag those lists.
         agents = session.scalars(
             select(MatchSeat.agent_id).where(MatchSeat.match_id.in_(sorted(matches))).distinct()
         )
-        tags |= {f"agent:{a}" for a in agents}
+        tags |= {matches_of(a) for a in agents}
+    if rated and EVERYTHING not in tags:
+        agents = session.scalars(
+            select(AgentVersion.agent_id).where(AgentVersion.id.in_(sorted(rated))).distinct()
+        )
+        tags |= {rating_points_of(a) for a in agents}
     if EVERYTHING in tags:
         tags.intersection_update({EVERYTHING})
     if tags:
@@ -224,6 +248,7 @@ def _after_commit(session: Session) -> None:
 def _after_rollback(session: Session) -> None:
     session.info.pop(_TAGS, None)
     session.info.pop(_MATCHES, None)
+    session.info.pop(_POINTS, None)
     session.info.pop(_COMMITTING, None)
 
 

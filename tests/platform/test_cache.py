@@ -66,8 +66,8 @@ def test_routes_and_their_tags() -> None:
     route_tags = CachedRoutes(api_router().routes).tags
     assert route_tags("/api/ladders/3/leaderboard", "limit=50") == {"ladder:3"}
     assert route_tags("/api/agents/7", "") == {"agent:7"}
-    assert route_tags("/api/agents/7/ratings", "offset=50") == {"agent:7"}
-    assert route_tags("/api/matches", "agent_id=9&limit=10") == {"agent:9"}
+    assert route_tags("/api/agents/7/ratings", "offset=50") == {"agent:7", "agent:7/ratings"}
+    assert route_tags("/api/matches", "agent_id=9&limit=10") == {"agent:9", "agent:9/matches"}
     assert route_tags("/api/matches", "agent_id=9&status=queued") == {"matches"}
     assert route_tags("/api/matches", "") == {"matches"}
     assert route_tags("/api/matches/5/log", "") == {"match:5"}
@@ -190,7 +190,11 @@ def test_a_finished_match_announces_its_ladder_agents_and_match(api: Api) -> Non
     with factory() as session:
         tags = {tag for _, tag in changes.read_since(session, before)}
     assert {f"match:{match_id}", "matches"} <= tags
-    assert {f"agent:{a}" for a in agents} <= tags
+    # Its agents' lists of matches and rating histories; not their own pages (which show
+    # neither), nor the ladder's other pages.
+    assert {f"agent:{a}/matches" for a in agents} <= tags
+    assert {f"agent:{a}/ratings" for a in agents} <= tags
+    assert not {f"agent:{a}" for a in agents} & tags
     assert "*" not in tags
     # Its ladder: by the rows of the leaderboard each seat's rating moved across, one board
     # tag per seat (none of the ladder's other pages changed).

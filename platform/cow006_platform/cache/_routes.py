@@ -55,19 +55,23 @@ def is_id(value: str) -> bool:
     return value.isdigit() and len(value) <= 18
 
 
-def _from_template(template: str) -> Tagger:
+def _from_templates(templates: tuple[str, ...]) -> Tagger:
     def tags(params: dict[str, str], _query: str) -> set[str] | None:
         if not all(is_id(v) for v in params.values()):
             return None
-        return {template.format(**{k: int(v) for k, v in params.items()})}
+        ids = {k: int(v) for k, v in params.items()}
+        return {template.format(**ids) for template in templates}
 
     return tags
 
 
-def cached(tags: str | Tagger) -> Callable[[F], F]:
+def cached(tags: str | tuple[str, ...] | Tagger) -> Callable[[F], F]:
     """Declare a GET route's anonymous answers cacheable, with the tags of what they show:
-    a template of the route's id parameters (``"agent:{agent_id}"``), or a ``Tagger``."""
-    tagger = _from_template(tags) if isinstance(tags, str) else tags
+    templates of the route's id parameters (``"agent:{agent_id}"``, or several in a tuple),
+    or a ``Tagger``."""
+    if isinstance(tags, str):
+        tags = (tags,)
+    tagger = _from_templates(tags) if isinstance(tags, tuple) else tags
 
     def declare(endpoint: F) -> F:
         setattr(endpoint, _TAGGER, tagger)
