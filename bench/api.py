@@ -279,6 +279,22 @@ def _gauge(text: str, name: str) -> float | None:
     return None
 
 
+def server_cpu(proc: subprocess.Popen[bytes]) -> float:
+    """CPU seconds the server process (and its finished children) used so far."""
+    with open(f"/proc/{proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def renders(base: str) -> float:
+    """Pages the server's page cache rendered so far (misses and renders ahead: one worker)."""
+    text = httpx.get(f"{base}/metrics", timeout=30).text
+    return sum(
+        _gauge(text, f"cow006_page_cache_{name}_total") or 0.0
+        for name in ("misses", "rendered_ahead")
+    )
+
+
 def wait_warm(base: str, workers: int, timeout: float = 600) -> float:
     """Seconds until the page caches are warm: ``/metrics`` shows nothing left to render ahead
     and some pages held, in several scrapes in a row (each may reach any worker process)."""
@@ -445,6 +461,10 @@ async def load(
     return latencies, hits, stale
 
 
+def latencies_all(latencies: dict[str, list[float]]) -> list[float]:
+    return [x for xs in latencies.values() for x in xs]
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
@@ -525,9 +545,13 @@ def main() -> None:
                     time.sleep(0.05)
                 if done.value < 1:
                     raise SystemExit("the writer finished no match")
+            cpu0, renders0, done0 = server_cpu(proc), renders(base), done.value if writer else 0
             t0 = time.perf_counter()
             latencies, hits, stale = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
+            cpu = server_cpu(proc) - cpu0
+            rendered = renders(base) - renders0
+            finished = (done.value if writer else 0) - done0
         finally:
             if writer is not None:
                 stop.set()
@@ -546,7 +570,13 @@ def main() -> None:
         "cache_hit_rate": round(sum(hits.values()) / max(1, len(everything)), 3),
         "stale_rate": round(sum(stale.values()) / max(1, len(everything)), 3),
         "warm_seconds": None if warm_seconds is None else round(warm_seconds, 1),
-        "writes_per_second": round(done.value / elapsed, 1) if writer is not None else 0,
+        "writes_per_second": round(finished / elapsed, 1),
+        # Where the server's time went: its CPU per request answered, and the pages it
+        # rendered (readers' misses and renders ahead) per match finished meanwhile.
+        "server_cpu_ms_per_request": round(cpu * 1000 / max(1, len(latencies_all(latencies))), 3),
+        "server_cpu_share": round(cpu / elapsed, 2),
+        "renders": int(rendered),
+        "renders_per_match": round(rendered / finished, 1) if finished else None,
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -574,6 +604,12 @@ def main() -> None:
     print(
         f"page cache warming: {warmth}; "
         f"matches finished while reading: {report['writes_per_second']}/s"
+    )
+    per_match = report["renders_per_match"]
+    print(
+        f"server CPU {report['server_cpu_ms_per_request']} ms a request "
+        f"({report['server_cpu_share']:.0%} of a core); pages rendered {report['renders']}"
+        + (f", {per_match} a finished match" if per_match else "")
     )
     print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'hits':>6}")
     for name, f in report["endpoints"].items():

@@ -86,13 +86,15 @@ def rating_points_of(agent_id: int) -> str:
 
 def board_tag(ladder_id: int, old: float, new: float) -> str:
     """The tag of one leaderboard entry whose sort key went from ``old`` to ``new``: the
-    interval between them, widened to 6 decimals (the ladder's tag if it would not fit)."""
-    lo = math.floor(min(old, new) * _BOARD_DIGITS) / _BOARD_DIGITS
-    hi = math.ceil(max(old, new) * _BOARD_DIGITS) / _BOARD_DIGITS
-    tag = f"ladder:{ladder_id}@{lo:.6f}:{hi:.6f}"
-    if len(tag) > TAG_LENGTH or not (math.isfinite(lo) and math.isfinite(hi)):
+    interval between them, widened outwards to 6 decimals (the ladder's tag if it would not
+    fit the feed's column)."""
+    if not (math.isfinite(old) and math.isfinite(new)):
         return f"ladder:{ladder_id}"
-    return tag
+    # One unit more on each side: the product and the printing round, the interval must not.
+    lo = (math.floor(min(old, new) * _BOARD_DIGITS) - 1) / _BOARD_DIGITS
+    hi = (math.ceil(max(old, new) * _BOARD_DIGITS) + 1) / _BOARD_DIGITS
+    tag = f"ladder:{ladder_id}@{lo:.6f}:{hi:.6f}"
+    return tag if len(tag) <= TAG_LENGTH else f"ladder:{ladder_id}"
 
 
 def parse_board_tag(tag: str) -> tuple[str, float, float] | None:
