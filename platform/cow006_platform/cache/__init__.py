@@ -14,6 +14,15 @@ each write announces), and drops them when the change feed names one of those ta
 * this process's own commits invalidate at once (``changes.subscribe``): whoever writes
   reads their own write.
 
+A page of a sorted list may say which part of it it shows (``shows``): a leaderboard page
+the interval of the sort keys (conservative ratings) of its rows, the ladder's own page none.
+A moved rating announces a *board tag* (``changes.board_tag``: the interval of keys the entry
+moved across), which drops only the pages of that board whose interval meets it; a page that
+said nothing is dropped by any board tag of its ladder.  The rule behind it: moving one entry
+changes the rank of exactly the rows between its old and new keys, so a page whose rows all
+lie outside that interval holds the same rows at the same ranks, and a page rendered while
+such a move landed is stored unless the move met the keys it shows.
+
 Requests with an ``Authorization`` header are never cached or answered from the cache (an
 owner may see more than the public).  When the feed cannot be read (the database is down),
 nothing is served from the cache until it can again.  ``cache_max_age`` bounds every entry's
