@@ -452,6 +452,24 @@ def test_pages_people_read_are_rendered_again_before_any_warming_left() -> None:
     assert list(cache.pending) == ["/api/agents/3", "/api/agents/1", "/api/agents/2"]
 
 
+def test_pages_are_rendered_again_in_the_order_their_data_changed() -> None:
+    """First changed, first rendered: a stale page's bound runs from its first change, so the
+    oldest is the nearest deadline (a page changed again keeps its place)."""
+    cache = _cache()
+    for n in (1, 2, 3):
+        cache.put(f"/api/agents/{n}", _entry({f"agent:{n}"}, reads=1))
+    cache.invalidate({"agent:2"})
+    cache.invalidate({"agent:1"})
+    cache.invalidate({"agent:3"})
+    cache.invalidate({"agent:2"})
+    assert list(cache.pending) == ["/api/agents/2", "/api/agents/1", "/api/agents/3"]
+    cache.pending["/api/agents/9"] = True  # warming still to do: the pages read come first
+    cache.put("/api/agents/4", _entry({"agent:4"}, reads=1))
+    cache.invalidate({"agent:4"})
+    assert list(cache.pending)[0] == "/api/agents/4"
+    assert list(cache.pending)[-1] == "/api/agents/9"
+
+
 @pytest.mark.slow
 def test_tokens_and_throttling_announce_nothing(api: Api) -> None:
     """Using, creating and revoking tokens and counting an address's failures write tables no

@@ -266,7 +266,7 @@ class PageCache(Store):
         if rendered.entry is not None:
             rendered.entry.warm = warm
         elif rendered.answer.status == 200:  # its data changed meanwhile: again, after the change
-            self.pending.setdefault(key, warm)
+            self.requeue(key, warm)
 
     async def fill(
         self,

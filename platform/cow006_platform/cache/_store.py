@@ -75,12 +75,36 @@ class Store:
         """Pages were queued to be rendered ahead (the page cache wakes its render task)."""
 
     def _queue(self, keys: Iterable[str]) -> None:
-        """Queue pages people read to be rendered again, ahead of any warming still to do."""
+        """Queue pages people read to be rendered again, ahead of any warming still to do,
+        in the order their data changed: a page already queued keeps its place.
+
+        First changed, first rendered: a stale page may be answered for ``stale_seconds``
+        from its first change, so under a backlog the oldest change is the nearest deadline
+        (rendering the newest first let the oldest run out and their readers miss).  The
+        queue holds the pages to render again first, then the warming left (``_warming``)."""
+        warming = self._warming()
         for key in keys:
+            if self.pending.get(key) is False:
+                continue  # queued already: its bound runs from the first change
             self.pending[key] = False
-            self.pending.move_to_end(key, last=False)
+            if warming:  # before the warming left, after the pages queued earlier
+                self.pending.move_to_end(key, last=False)
         if self.pending:
             self._queued()
+
+    def _warming(self) -> bool:
+        """Whether warming is left in the queue (it is always at the end)."""
+        return bool(self.pending) and next(reversed(self.pending.values()))
+
+    def requeue(self, key: str, warm: bool) -> None:
+        """Queue again a page whose render was not stored (its data changed meanwhile): after
+        the pages already queued (a page changing all the time must not hold the renders of
+        the others), warming at the end."""
+        if warm:
+            self.pending.setdefault(key, True)
+            self._queued()
+        else:
+            self._queue([key])
 
     def _unchanged_since(
         self, generation: int, tags: frozenset[str], shown: Shown | None = None
