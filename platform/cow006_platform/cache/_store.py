@@ -87,7 +87,7 @@ class Store:
             if self.pending.get(key) is False:
                 continue  # queued already: its bound runs from the first change
             self.pending[key] = False
-            if warming:  # before the warming left, after the pages queued earlier
+            if warming:  # before the warming left (only at start: first is good enough)
                 self.pending.move_to_end(key, last=False)
         if self.pending:
             self._queued()
