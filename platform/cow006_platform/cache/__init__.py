@@ -46,7 +46,9 @@ microseconds), so the cache also works ahead of its readers:
   once, not 32 times).
 
 The background task renders one page at a time, on the same worker threads as requests, so
-it takes at most one of them.  A rendered page is stored only if none of the tags it shows
+it takes at most one of them.  Pages are rendered again in the order their data changed (a
+stale page's bound runs from its first change: the oldest is the nearest deadline), ahead of
+warming.  A rendered page is stored only if none of the tags it shows
 changed while it was being rendered.
 
 Modules: ``_routes`` (the declared routes and the keys), ``_store`` (the entries and their
