@@ -20,11 +20,23 @@ matches a second while the clients read, through the platform's own write path
 (``results.create_match`` and ``finish_match`` of a real played match, in this process like
 a worker), so pages keep being dropped and rendered again as on a live arena.
 
-It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
+It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput, and
+where the server's time went: its CPU per request and the pages it rendered per finished
+match (with ``--writes``, measured from the writer's first finished match).
 Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
 By default the clients run a closed loop (no pause between requests): that measures the
 server's saturation, where latency is mostly queueing (about clients / throughput); with
 ``--rate R`` they send R requests a second in all, and latency counts from when each was due.
+
+Issue 16, one session on a 2-core machine shared with other jobs, 30,000 requests, old
+(a7db15b) / new, two rounds each (docs/operations.md has every page's figures):
+
+    no writes:           old 6,151 / 4,990 req/s, p99 12.4 / 14.7 ms
+                         new 6,246 / 5,917 req/s, p99 12.9 / 12.2 ms
+    --writes 5 (5.1/s):  old 1,094 / 1,177 req/s, p99 228 / 244 ms (leaderboard 320 / 293),
+                             14.4 / 13.6 pages rendered a finished match
+                         new 2,532 / 1,500 req/s, p99  81 / 180 ms (leaderboard 100 / 215),
+                              8.3 /  8.6 pages rendered a finished match
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
         [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf] [--writes R]
