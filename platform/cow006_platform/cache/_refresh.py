@@ -9,14 +9,14 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import changes
-from ._routes import cache_key
+from ._routes import Shown, cache_key
 from ._store import Entry, Store
 
 logger = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ class Answer:
     headers: list[tuple[bytes, bytes]]
     body: bytes
     route: str  # the label of the route that answered (``metrics.route_label``)
+    shown: Shown = field(default_factory=dict)  # which rows of a board it shows (``shows``)
 
 
 @dataclass
@@ -265,7 +266,7 @@ class PageCache(Store):
         if rendered.entry is not None:
             rendered.entry.warm = warm
         elif rendered.answer.status == 200:  # its data changed meanwhile: again, after the change
-            self.pending.setdefault(key, warm)
+            self.requeue(key, warm)
 
     async def fill(
         self,
@@ -282,7 +283,7 @@ class PageCache(Store):
         try:
             answer = await render()
             entry = None
-            if answer.status == 200 and self._unchanged_since(generation, tags):
+            if answer.status == 200 and self._unchanged_since(generation, tags, answer.shown):
                 digest = hashlib.blake2b(answer.body, digest_size=12).hexdigest()
                 entry = Entry(
                     answer.status,
@@ -292,6 +293,7 @@ class PageCache(Store):
                     tags,
                     time.monotonic() + self.max_age,
                     route=answer.route,
+                    shown=answer.shown,
                 )
                 self.put(key, entry)
             result = Rendered(answer, entry)
