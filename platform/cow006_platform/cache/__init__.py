@@ -14,15 +14,6 @@ each write announces), and drops them when the change feed names one of those ta
 * this process's own commits invalidate at once (``changes.subscribe``): whoever writes
   reads their own write.
 
-A page of a sorted list may say which part of it it shows (``shows``): a leaderboard page
-the interval of the sort keys (conservative ratings) of its rows, the ladder's own page none.
-A moved rating announces a *board tag* (``changes.board_tag``: the interval of keys the entry
-moved across), which drops only the pages of that board whose interval meets it; a page that
-said nothing is dropped by any board tag of its ladder.  The rule behind it: moving one entry
-changes the rank of exactly the rows between its old and new keys, so a page whose rows all
-lie outside that interval holds the same rows at the same ranks, and a page rendered while
-such a move landed is stored unless the move met the keys it shows.
-
 Requests with an ``Authorization`` header are never cached or answered from the cache (an
 owner may see more than the public).  When the feed cannot be read (the database is down),
 nothing is served from the cache until it can again.  ``cache_max_age`` bounds every entry's
@@ -46,9 +37,7 @@ microseconds), so the cache also works ahead of its readers:
   once, not 32 times).
 
 The background task renders one page at a time, on the same worker threads as requests, so
-it takes at most one of them.  Pages are rendered again in the order their data changed (a
-stale page's bound runs from its first change: the oldest is the nearest deadline), ahead of
-warming.  A rendered page is stored only if none of the tags it shows
+it takes at most one of them.  A rendered page is stored only if none of the tags it shows
 changed while it was being rendered.
 
 Modules: ``_routes`` (the declared routes and the keys), ``_store`` (the entries and their
@@ -57,18 +46,7 @@ tags), ``_refresh`` (the feed, warming and refresh), ``_middleware`` (the ASGI s
 
 from ._middleware import PublicCacheMiddleware
 from ._refresh import Answer, FeedReader, PageCache, Rendered, WarmKeys
-from ._routes import (
-    CachedRoutes,
-    Shown,
-    Tagger,
-    cache_key,
-    cached,
-    is_id,
-    moved,
-    page_key,
-    query_params,
-    shows,
-)
+from ._routes import CachedRoutes, Tagger, cache_key, cached, is_id, page_key, query_params
 from ._store import Entry, Store, entry_cost
 
 __all__ = [
@@ -79,7 +57,6 @@ __all__ = [
     "PageCache",
     "PublicCacheMiddleware",
     "Rendered",
-    "Shown",
     "Store",
     "Tagger",
     "WarmKeys",
@@ -87,8 +64,6 @@ __all__ = [
     "cached",
     "entry_cost",
     "is_id",
-    "moved",
     "page_key",
     "query_params",
-    "shows",
 ]

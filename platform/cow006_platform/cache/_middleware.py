@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..metrics import ROUTE_LABEL, route_label
 from ._refresh import Answer, Rendered, Renderer
-from ._routes import SHOWN, CachedRoutes, page_key
+from ._routes import CachedRoutes, page_key
 from ._store import Entry
 
 
@@ -95,7 +95,7 @@ class PublicCacheMiddleware:
                 chunks.append(message.get("body", b""))
 
         await self.app(scope, receive, hold)
-        return Answer(status, headers, b"".join(chunks), route_label(scope), scope.get(SHOWN, {}))
+        return Answer(status, headers, b"".join(chunks), route_label(scope))
 
     def _renderer(self, root: Any) -> Renderer:
         async def receive() -> Message:

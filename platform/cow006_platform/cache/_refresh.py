@@ -9,14 +9,14 @@ import hashlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
 from .. import changes
-from ._routes import Shown, cache_key
+from ._routes import cache_key
 from ._store import Entry, Store
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,6 @@ class Answer:
     headers: list[tuple[bytes, bytes]]
     body: bytes
     route: str  # the label of the route that answered (``metrics.route_label``)
-    shown: Shown = field(default_factory=dict)  # which rows of a board it shows (``shows``)
 
 
 @dataclass
@@ -266,7 +265,7 @@ class PageCache(Store):
         if rendered.entry is not None:
             rendered.entry.warm = warm
         elif rendered.answer.status == 200:  # its data changed meanwhile: again, after the change
-            self.requeue(key, warm)
+            self.pending.setdefault(key, warm)
 
     async def fill(
         self,
@@ -283,7 +282,7 @@ class PageCache(Store):
         try:
             answer = await render()
             entry = None
-            if answer.status == 200 and self._unchanged_since(generation, tags, answer.shown):
+            if answer.status == 200 and self._unchanged_since(generation, tags):
                 digest = hashlib.blake2b(answer.body, digest_size=12).hexdigest()
                 entry = Entry(
                     answer.status,
@@ -293,7 +292,6 @@ class PageCache(Store):
                     tags,
                     time.monotonic() + self.max_age,
                     route=answer.route,
-                    shown=answer.shown,
                 )
                 self.put(key, entry)
             result = Rendered(answer, entry)

@@ -5,15 +5,11 @@ A route's tags must cover every row its answer shows (``changes.tags_of`` says w
 write announces).  The middleware looks an answer up by its key first (only a cached route's
 answers are ever stored), and on a miss finds the request's route among the declared ones
 itself (``CachedRoutes``), before the app routes it: a hit never reaches the app.
-
-A page of a sorted list may also say which part of it it shows (``shows``): a leaderboard
-page the interval of sort keys of its rows, so that a board tag (``changes.board_tag``) drops
-it only if the entry that moved crossed that interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode
 
@@ -26,27 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 Tagger = Callable[[dict[str, str], str], set[str] | None]
 
 _TAGGER = "__cache_tags__"  # the endpoint's attribute ``cached`` sets
-SHOWN = "cow006.cache_shown"  # the request scope's key ``shows`` writes
-# What a page shows of a board: the interval of the keys of its rows, or None for no row.
-Shown = dict[str, tuple[float, float] | None]
-
-
-def shows(scope: MutableMapping[str, Any], tag: str, keys: Iterable[float]) -> None:
-    """Say, while rendering a page, that of the board named ``tag`` (a ladder's) it shows
-    exactly the rows with these sort keys (none: no row of it, such as a ladder's own page or
-    a page past the end).  Board tags of ``tag`` outside them then leave the page cached."""
-    values = list(keys)
-    shown: Shown = scope.setdefault(SHOWN, {})
-    shown[tag] = (min(values), max(values)) if values else None
-
-
-def moved(tag: str, low: float, high: float, shown: Shown) -> bool:
-    """Whether an entry of board ``tag`` moving across ``[low, high]`` may change a page that
-    shows ``shown`` of it (always, if the page did not say)."""
-    if tag not in shown:
-        return True
-    keys = shown[tag]
-    return keys is not None and low <= keys[1] and keys[0] <= high
 
 
 def is_id(value: str) -> bool:
@@ -55,23 +30,19 @@ def is_id(value: str) -> bool:
     return value.isdigit() and len(value) <= 18
 
 
-def _from_templates(templates: tuple[str, ...]) -> Tagger:
+def _from_template(template: str) -> Tagger:
     def tags(params: dict[str, str], _query: str) -> set[str] | None:
         if not all(is_id(v) for v in params.values()):
             return None
-        ids = {k: int(v) for k, v in params.items()}
-        return {template.format(**ids) for template in templates}
+        return {template.format(**{k: int(v) for k, v in params.items()})}
 
     return tags
 
 
-def cached(tags: str | tuple[str, ...] | Tagger) -> Callable[[F], F]:
+def cached(tags: str | Tagger) -> Callable[[F], F]:
     """Declare a GET route's anonymous answers cacheable, with the tags of what they show:
-    templates of the route's id parameters (``"agent:{agent_id}"``, or several in a tuple),
-    or a ``Tagger``."""
-    if isinstance(tags, str):
-        tags = (tags,)
-    tagger = _from_templates(tags) if isinstance(tags, tuple) else tags
+    a template of the route's id parameters (``"agent:{agent_id}"``), or a ``Tagger``."""
+    tagger = _from_template(tags) if isinstance(tags, str) else tags
 
     def declare(endpoint: F) -> F:
         setattr(endpoint, _TAGGER, tagger)

@@ -7,10 +7,9 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .. import changes
-from ._routes import Shown, moved
 
 
 @dataclass
@@ -26,17 +25,6 @@ class Entry:
     stale_since: float | None = None  # its data changed elsewhere; being rendered again
     route: str = ""  # the label of the route that answered: request metrics count its hits under it
     cost: int = 0  # the bytes it is counted for against the budget (``entry_cost``)
-    shown: Shown = field(default_factory=dict)  # which rows of a board it shows (``shows``)
-
-
-def affects(tag: str, tags: frozenset[str], shown: Shown) -> bool:
-    """Whether a change announced as ``tag`` may change a page with ``tags`` that shows
-    ``shown`` of its boards: ``*``, one of its tags, or a board tag of one of its tags whose
-    interval meets the rows it shows (``changes.board_tag``)."""
-    if tag == changes.EVERYTHING or tag in tags:
-        return True
-    board = changes.parse_board_tag(tag)
-    return board is not None and board[0] in tags and moved(*board, shown)
 
 
 # Bytes an entry costs beyond its key, body and headers: the Entry, its dict slots and tags.
@@ -75,47 +63,20 @@ class Store:
         """Pages were queued to be rendered ahead (the page cache wakes its render task)."""
 
     def _queue(self, keys: Iterable[str]) -> None:
-        """Queue pages people read to be rendered again, ahead of any warming still to do,
-        in the order their data changed: a page already queued keeps its place.
-
-        First changed, first rendered: a stale page may be answered for ``stale_seconds``
-        from its first change, so under a backlog the oldest change is the nearest deadline
-        (rendering the newest first let the oldest run out and their readers miss).  The
-        queue holds the pages to render again first, then the warming left (``_warming``)."""
-        warming = self._warming()
+        """Queue pages people read to be rendered again, ahead of any warming still to do."""
         for key in keys:
-            if self.pending.get(key) is False:
-                continue  # queued already: its bound runs from the first change
             self.pending[key] = False
-            if warming:  # before the warming left (only at start: first is good enough)
-                self.pending.move_to_end(key, last=False)
+            self.pending.move_to_end(key, last=False)
         if self.pending:
             self._queued()
 
-    def _warming(self) -> bool:
-        """Whether warming is left in the queue (it is always at the end)."""
-        return bool(self.pending) and next(reversed(self.pending.values()))
-
-    def requeue(self, key: str, warm: bool) -> None:
-        """Queue again a page whose render was not stored (its data changed meanwhile): after
-        the pages already queued (a page changing all the time must not hold the renders of
-        the others), warming at the end."""
-        if warm:
-            self.pending.setdefault(key, True)
-            self._queued()
-        else:
-            self._queue([key])
-
-    def _unchanged_since(
-        self, generation: int, tags: frozenset[str], shown: Shown | None = None
-    ) -> bool:
+    def _unchanged_since(self, generation: int, tags: frozenset[str]) -> bool:
         if generation == self.generation:
             return True
         later = [(g, t) for g, t in self.recent if g > generation]
         if len(later) < self.generation - generation:  # forgotten: assume the worst
             return False
-        shown = shown or {}
-        return not any(affects(tag, tags, shown) for _, t in later for tag in t)
+        return not any(changes.EVERYTHING in t or not t.isdisjoint(tags) for _, t in later)
 
     def clear(self) -> None:
         self.entries.clear()
@@ -127,12 +88,11 @@ class Store:
     def invalidate(self, tags: set[str], *, local: bool = False) -> None:
         """Drop the pages showing ``tags``, and queue those worth having to be rendered again.
 
-        A board tag (``changes.board_tag``) drops only the pages of that board whose rows
-        it crossed.  A change made elsewhere (``local`` False: polled from the feed) already
-        reaches this process up to a poll late; a page that readers want is then kept, marked
-        stale, and answered for up to ``stale_seconds`` more while it is rendered again, so
-        that readers do not queue behind its render.  This process's own changes drop their
-        pages at once: whoever wrote reads their write.
+        A change made elsewhere (``local`` False: polled from the feed) already reaches this
+        process up to a poll late; a page that readers want is then kept, marked stale, and
+        answered for up to ``stale_seconds`` more while it is rendered again, so that readers
+        do not queue behind its render.  This process's own changes drop their pages at once:
+        whoever wrote reads their write.
         """
         if not tags:
             return
@@ -146,11 +106,8 @@ class Store:
         keep_stale = not local and self.stale_seconds > 0
         again = []
         for tag in tags:
-            board = changes.parse_board_tag(tag)
-            for key in list(self.by_tag.get(tag if board is None else board[0], ())):
+            for key in list(self.by_tag.get(tag, ())):
                 entry = self.entries[key]
-                if board is not None and not moved(*board, entry.shown):
-                    continue  # the entry that moved did not cross the rows it shows
                 wanted = bool(entry.reads or entry.warm)
                 if wanted:
                     again.append(key)

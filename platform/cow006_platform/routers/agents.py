@@ -37,8 +37,6 @@ from .common import ERR_403, ERR_404, ERR_409, ERR_429, ApiRoute, Responses, res
 
 router = APIRouter(prefix="/agents", tags=["agents"], route_class=ApiRoute)
 AGENT_TAGS = "agent:{agent_id}"
-# Its rating history shows its rating points too (``changes.rating_points_of``).
-RATINGS_TAGS = (AGENT_TAGS, "agent:{agent_id}/ratings")
 
 
 @router.post("", response_model=AgentOut, status_code=status.HTTP_201_CREATED, responses=ERR_409)
@@ -136,7 +134,7 @@ def get_source(
 
 
 @router.get("/{agent_id}/ratings", response_model=Page[RatingPointOut], responses=ERR_404)
-@cached(RATINGS_TAGS)
+@cached(AGENT_TAGS)
 def rating_history(
     agent_id: IdPath, session: SessionDep, paging: PagingDep, ladder_id: IdQuery = None
 ) -> Response:

@@ -8,10 +8,10 @@ version has not played yet shows the ladder's initial rating (``crud.ladders``).
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response, status
+from fastapi import APIRouter, Response, status
 
 from .. import crud
-from ..cache import cached, shows
+from ..cache import cached
 from ..deps import AdminUser, CurrentUser, IdPath, PagingDep, SessionDep
 from ..schemas import (
     EntryCreate,
@@ -46,11 +46,8 @@ def list_ladders(session: SessionDep, paging: PagingDep) -> Response:
 
 @router.get("/{ladder_id}", response_model=LadderOut, responses=ERR_404)
 @cached(LADDER_TAGS)
-def get_ladder(ladder_id: IdPath, session: SessionDep, request: Request) -> Response:
-    answer = respond(crud.ladders.get_ladder(session, ladder_id))
-    # No row of its leaderboard (it counts entries): a rating that moves leaves it cached.
-    shows(request.scope, f"ladder:{ladder_id}", ())
-    return answer
+def get_ladder(ladder_id: IdPath, session: SessionDep) -> Response:
+    return respond(crud.ladders.get_ladder(session, ladder_id))
 
 
 @router.patch("/{ladder_id}", response_model=LadderOut, responses={**ERR_403, **ERR_404})
@@ -100,12 +97,6 @@ def list_entries(
 
 @router.get("/{ladder_id}/leaderboard", response_model=Page[LeaderboardRow], responses=ERR_404)
 @cached(LADDER_TAGS)
-def leaderboard(
-    ladder_id: IdPath, session: SessionDep, paging: PagingDep, request: Request
-) -> Response:
+def leaderboard(ladder_id: IdPath, session: SessionDep, paging: PagingDep) -> Response:
     """Active, enabled entries ranked by mu - 3 sigma of the version each plays here."""
-    page = crud.ladders.leaderboard(session, ladder_id, paging)
-    # The page's rows are the entries whose keys lie between its first and its last: a
-    # rating moving elsewhere on the board changes neither them nor their ranks.
-    shows(request.scope, f"ladder:{ladder_id}", (row.conservative for row in page.items))
-    return respond(page)
+    return respond(crud.ladders.leaderboard(session, ladder_id, paging))

@@ -30,11 +30,10 @@ def is_admin(user: User | None) -> bool:
 
 def _list_tags(_params: dict[str, str], query: str) -> set[str] | None:
     """An agent's list of matches (``?agent_id=`` and paging alone) shows that agent's
-    matches (``changes.matches_of``); any other list, every match."""
+    matches; any other list, every match."""
     params = query_params(query)
     if "agent_id" in params and set(params) <= {"agent_id", "limit", "offset"}:
-        agent = params["agent_id"]
-        return {f"agent:{int(agent)}", changes.matches_of(int(agent))} if is_id(agent) else None
+        return {f"agent:{int(params['agent_id'])}"} if is_id(params["agent_id"]) else None
     return {changes.MATCHES}
 
 
