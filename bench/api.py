@@ -20,11 +20,23 @@ matches a second while the clients read, through the platform's own write path
 (``results.create_match`` and ``finish_match`` of a real played match, in this process like
 a worker), so pages keep being dropped and rendered again as on a live arena.
 
-It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput.
+It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput, and
+where the server's time went: its CPU per request and the pages it rendered per finished
+match (with ``--writes``, measured from the writer's first finished match).
 Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
 By default the clients run a closed loop (no pause between requests): that measures the
 server's saturation, where latency is mostly queueing (about clients / throughput); with
 ``--rate R`` they send R requests a second in all, and latency counts from when each was due.
+
+Issue 16, one session on a 2-core machine shared with other jobs, 30,000 requests, old
+(a7db15b) / new, two rounds each (docs/operations.md has every page's figures):
+
+    no writes:           old 6,151 / 4,990 req/s, p99 12.4 / 14.7 ms
+                         new 6,246 / 5,917 req/s, p99 12.9 / 12.2 ms
+    --writes 5 (5.1/s):  old 1,094 / 1,177 req/s, p99 228 / 244 ms (leaderboard 320 / 293),
+                             14.4 / 13.6 pages rendered a finished match
+                         new 2,532 / 1,500 req/s, p99  81 / 180 ms (leaderboard 100 / 215),
+                              8.3 /  8.6 pages rendered a finished match
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
         [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf] [--writes R]
@@ -279,6 +291,42 @@ def _gauge(text: str, name: str) -> float | None:
     return None
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds a process (and its finished children) used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu(proc: subprocess.Popen[bytes]) -> float:
+    """CPU seconds the server process (and its finished children) used so far."""
+    return process_cpu(proc.pid)
+
+
+def machine_cpu() -> float:
+    """CPU seconds the whole machine was busy so far (all cores, everything but idle and
+    iowait: the database, the writer, other jobs on a shared machine)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(fields[:8]) - fields[3] - fields[4]
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """CPU seconds this process (the clients) used so far."""
+    t = os.times()
+    return t.user + t.system
+
+
+def renders(base: str) -> float:
+    """Pages the server's page cache rendered so far (misses and renders ahead: one worker)."""
+    text = httpx.get(f"{base}/metrics", timeout=30).text
+    return sum(
+        _gauge(text, f"cow006_page_cache_{name}_total") or 0.0
+        for name in ("misses", "rendered_ahead")
+    )
+
+
 def wait_warm(base: str, workers: int, timeout: float = 600) -> float:
     """Seconds until the page caches are warm: ``/metrics`` shows nothing left to render ahead
     and some pages held, in several scrapes in a row (each may reach any worker process)."""
@@ -296,11 +344,12 @@ def wait_warm(base: str, workers: int, timeout: float = 600) -> float:
     return time.monotonic() - start
 
 
-def write_matches(url: str, rate: float, seed: int, stop: Any, done: Any) -> None:
+def write_matches(url: str, rate: float, seed: int, stop: Any, done: Any, playing: Any) -> None:
     """Finish ``rate`` ladder matches a second until ``stop`` is set, as a worker would: a
     queued match of 4 entered versions, played by built-in random bots, stored with
     ``results.finish_match`` (ratings, rating points, the change feed).  Runs in a process of
-    its own, like a worker, so that it does not share the clients' interpreter."""
+    its own, like a worker, so that it does not share the clients' interpreter.  ``playing``
+    adds up the CPU seconds spent playing (the rest of its CPU is storing)."""
     rng = random.Random(seed)
     engine = db.make_engine(url)
     factory = db.make_sessionmaker(engine)
@@ -318,7 +367,9 @@ def write_matches(url: str, rate: float, seed: int, stop: Any, done: Any) -> Non
                 session, kind=MatchKind.ladder, version_ids=versions, ladder_id=entries[0][0]
             )
             match_id, match_seed = match.id, match.seed
+        t = time.process_time()
         log = play_match([bots.make("random") for _ in versions], seed=match_seed)
+        playing.value += time.process_time() - t
         with db.session_scope(factory) as session:
             results.finish_match(session, match_id, log, [None] * PLAYERS)
         done.value += 1
@@ -445,6 +496,10 @@ async def load(
     return latencies, hits, stale
 
 
+def latencies_all(latencies: dict[str, list[float]]) -> list[float]:
+    return [x for xs in latencies.values() for x in xs]
+
+
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))
@@ -515,12 +570,33 @@ def main() -> None:
             plan = requests_plan(args.requests, args.agents, rng, args.popularity)
             if args.writes:
                 ctx = multiprocessing.get_context("spawn")
-                stop, done = ctx.Event(), ctx.Value("i", 0)
-                writer = ctx.Process(target=write_matches, args=(url, args.writes, 2, stop, done))
+                stop, done, playing = ctx.Event(), ctx.Value("i", 0), ctx.Value("d", 0.0)
+                writer = ctx.Process(
+                    target=write_matches, args=(url, args.writes, 2, stop, done, playing)
+                )
                 writer.start()
+                # Measured from the writer's first finished match: a spawned process takes
+                # seconds to import, which a short run would otherwise spend without writes.
+                deadline = time.monotonic() + 120
+                while done.value < 1 and writer.is_alive() and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if done.value < 1:
+                    raise SystemExit("the writer finished no match")
+            cpu0, renders0, done0 = server_cpu(proc), renders(base), done.value if writer else 0
+            machine0, clients0 = machine_cpu(), own_cpu()
+            writer0 = process_cpu(writer.pid) if writer is not None and writer.pid else 0.0
+            playing0 = playing.value if writer is not None else 0.0
             t0 = time.perf_counter()
             latencies, hits, stale = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
+            cpu = server_cpu(proc) - cpu0
+            machine, clients_cpu = machine_cpu() - machine0, own_cpu() - clients0
+            writer_cpu = (
+                process_cpu(writer.pid) - writer0 if writer is not None and writer.pid else 0.0
+            )
+            playing_cpu = playing.value - playing0 if writer is not None else 0.0
+            rendered = renders(base) - renders0
+            finished = (done.value if writer else 0) - done0
         finally:
             if writer is not None:
                 stop.set()
@@ -539,7 +615,23 @@ def main() -> None:
         "cache_hit_rate": round(sum(hits.values()) / max(1, len(everything)), 3),
         "stale_rate": round(sum(stale.values()) / max(1, len(everything)), 3),
         "warm_seconds": None if warm_seconds is None else round(warm_seconds, 1),
-        "writes_per_second": round(done.value / elapsed, 1) if writer is not None else 0,
+        "writes_per_second": round(finished / elapsed, 1),
+        # Where the server's time went: its CPU per request answered, and the pages it
+        # rendered (readers' misses and renders ahead) per match finished meanwhile.
+        "server_cpu_ms_per_request": round(cpu * 1000 / max(1, len(latencies_all(latencies))), 3),
+        "server_cpu_share": round(cpu / elapsed, 2),
+        # Who else used the 2 cores meanwhile (in cores): the clients (this process), the
+        # writer (it plays its matches and stores them, like a worker), and the rest
+        # (the database, other jobs).
+        "clients_cpu_share": round(clients_cpu / elapsed, 2),
+        "writer_cpu_share": round(writer_cpu / elapsed, 2),
+        "writer_cpu_ms_per_match": round(writer_cpu * 1000 / finished, 1) if finished else None,
+        "writer_playing_ms_per_match": (
+            round(playing_cpu * 1000 / finished, 1) if finished else None
+        ),
+        "other_cpu_share": round((machine - cpu - clients_cpu - writer_cpu) / elapsed, 2),
+        "renders": int(rendered),
+        "renders_per_match": round(rendered / finished, 1) if finished else None,
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -567,6 +659,23 @@ def main() -> None:
     print(
         f"page cache warming: {warmth}; "
         f"matches finished while reading: {report['writes_per_second']}/s"
+    )
+    per_match = report["renders_per_match"]
+    print(
+        f"server CPU {report['server_cpu_ms_per_request']} ms a request "
+        f"({report['server_cpu_share']:.0%} of a core); pages rendered {report['renders']}"
+        + (f", {per_match} a finished match" if per_match else "")
+    )
+    print(
+        f"cores busy meanwhile: server {report['server_cpu_share']}, "
+        f"clients {report['clients_cpu_share']}, writer {report['writer_cpu_share']}"
+        + (
+            f" ({report['writer_cpu_ms_per_match']} ms a match, "
+            f"{report['writer_playing_ms_per_match']} of them playing)"
+            if report["writer_cpu_ms_per_match"]
+            else ""
+        )
+        + f", the rest (database, other jobs) {report['other_cpu_share']}"
     )
     print(f"{'endpoint':<12} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'hits':>6}")
     for name, f in report["endpoints"].items():

@@ -44,6 +44,7 @@ Modules: ``_routes`` (the declared routes and the keys), ``_store`` (the entries
 tags), ``_refresh`` (the feed, warming and refresh), ``_middleware`` (the ASGI side).
 """
 
+from ._fragments import Fragments
 from ._middleware import PublicCacheMiddleware
 from ._refresh import Answer, FeedReader, PageCache, Rendered, WarmKeys
 from ._routes import CachedRoutes, Tagger, cache_key, cached, is_id, page_key, query_params
@@ -54,6 +55,7 @@ __all__ = [
     "CachedRoutes",
     "Entry",
     "FeedReader",
+    "Fragments",
     "PageCache",
     "PublicCacheMiddleware",
     "Rendered",

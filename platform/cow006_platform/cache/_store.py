@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import changes
+from ._fragments import Fragments
 
 
 @dataclass
@@ -44,6 +45,9 @@ class Store:
 
     def __init__(self, *, max_bytes: int, max_age: float, stale_seconds: float = 0.0) -> None:
         self.max_bytes = max_bytes
+        # The parts pages are built from (``_fragments``), on a quarter of the budget of
+        # their own: dropped with the same tags, at once.
+        self.fragments = Fragments(max_bytes // 4)
         self.max_age = max_age
         self.stale_seconds = stale_seconds
         self.entries: OrderedDict[str, Entry] = OrderedDict()
@@ -79,6 +83,7 @@ class Store:
         return not any(changes.EVERYTHING in t or not t.isdisjoint(tags) for _, t in later)
 
     def clear(self) -> None:
+        self.fragments.clear()
         self.entries.clear()
         self.by_tag.clear()
         self.size = 0
@@ -96,6 +101,7 @@ class Store:
         """
         if not tags:
             return
+        self.fragments.invalidate(tags)
         if changes.EVERYTHING in tags:
             self._queue(key for key, entry in self.entries.items() if entry.reads or entry.warm)
             self.clear()

@@ -9,7 +9,7 @@ order of entry; an agent's page shows its entries in every ladder.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import func, select
@@ -30,6 +30,9 @@ from ..models import (
 from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
 from ._rows import AGENT_FIELDS, Paging, Query, counted, page, paged, with_version
+
+if TYPE_CHECKING:
+    from ..cache import Fragments
 
 
 def _conservative(ladder: Ladder | None) -> Any:
@@ -106,33 +109,71 @@ def entries(
     return paged(session, EntryOut, query, paging)
 
 
-def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[LeaderboardRow]:
+def _board_query(ladder: Ladder) -> Query:
     """Active entries of enabled agents, best first: ranked by the conservative rating of the
     version each plays, earlier entries first among equals."""
-    ladder = get(session, Ladder, ladder_id, "ladder")
     order = (_conservative(ladder).desc(), LadderEntry.id)
-    query = (
+    return (
         entries_query(ladder=ladder)
         .where(
-            LadderEntry.ladder_id == ladder_id,
+            LadderEntry.ladder_id == ladder.id,
             LadderEntry.active.is_(True),
             Agent.disabled.is_(False),
         )
         .order_by(*order)
     )
-    rows, total = counted(session, query, paging)
-    # The rank, the label and the win rate of the page's rows alone: in SQL they would be
+
+
+def _ranked(rows: Any, first: int) -> list[dict[str, Any]]:
+    # The rank, the label and the win rate of the rows read alone: in SQL they would be
     # computed for every entry of the ladder (the total is counted over them all).
-    items = [
+    return [
         {
             **r._asdict(),
             "rank": rank,
             "label": version_label(r.agent, r.version),
             "win_rate": r.wins / r.matches if r.matches else None,
         }
-        for rank, r in enumerate(rows, paging.offset + 1)
+        for rank, r in enumerate(rows, first)
     ]
-    return page(LeaderboardRow, items, total, paging)
+
+
+def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[LeaderboardRow]:
+    """Active entries of enabled agents, best first (``_board_query``)."""
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    rows, total = counted(session, _board_query(ladder), paging)
+    return page(LeaderboardRow, _ranked(rows, paging.offset + 1), total, paging)
+
+
+_board_rows = TypeAdapter(list[LeaderboardRow])
+# What one row of a board held in memory costs, about (its model and its fields).
+BOARD_ROW_BYTES = 1024
+
+
+def board(session: Session, ladder_id: int, parts: Fragments) -> list[LeaderboardRow]:
+    """The ladder's whole leaderboard, held in ``parts`` until the ladder's tag is announced:
+    one finished match changes a few of its rows and the ranks between them, and every page
+    of it is a slice (one query for the board instead of one per page)."""
+    key, tags = f"board:{ladder_id}", frozenset({f"ladder:{ladder_id}"})
+    held: list[LeaderboardRow] | None = parts.get(key)
+    if held is not None:
+        return held
+    since = parts.generation()  # before anything is read: ``put`` checks what came after
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    rows = session.execute(_board_query(ladder)).all()
+    built = _board_rows.validate_python(_ranked(rows, 1))
+    parts.put(key, built, tags, BOARD_ROW_BYTES * (len(built) + 1), since)
+    return built
+
+
+def leaderboard_json(session: Session, ladder_id: int, paging: Paging, parts: Fragments) -> bytes:
+    """``leaderboard``'s JSON, a slice of the ladder's ``board``."""
+    rows = board(session, ladder_id, parts)
+    items = rows[paging.offset : paging.offset + paging.limit]
+    answer = Page[LeaderboardRow].model_construct(
+        items=items, total=len(rows), limit=paging.limit, offset=paging.offset
+    )
+    return answer.model_dump_json().encode()
 
 
 class AgentEntry(BaseModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -29,6 +29,9 @@ from ..models import (
 )
 from ..schemas import ChallengeCreate, MatchOut, Page, StderrOut, as_utc
 from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..cache import Fragments
 from ._errors import Conflict, Forbidden, NotFound, get, refusal
 from ._rows import VERSION_FIELDS, Paging, Query, count, page, with_version
 
@@ -102,9 +105,48 @@ def matches_page(
     return page(MatchOut, items, total, paging, {"admin": admin})
 
 
-def list_matches(
-    session: Session,
-    paging: Paging,
+def page_json(items: Sequence[str], total: int, paging: Paging) -> bytes:
+    """A ``Page``'s JSON from its items' JSON: the bytes ``Page.model_dump_json`` writes."""
+    return (
+        f'{{"items":[{",".join(items)}],"total":{total},'
+        f'"limit":{paging.limit},"offset":{paging.offset}}}'
+    ).encode()
+
+
+def match_tag(match_id: int) -> frozenset[str]:
+    """The tags of what a match's answer shows: its row and its seats (``changes.tags_of``);
+    the names it shows change only with ``*``, which drops every part."""
+    return frozenset({f"match:{match_id}"})
+
+
+def matches_page_json(
+    session: Session, ids: Query, order: Sequence[Any], paging: Paging, parts: Fragments
+) -> bytes:
+    """``matches_page``'s JSON for the public (not admins), its finished matches taken from
+    ``parts`` where held: a finished match's answer never changes, while the lists showing it
+    are rendered again at every match their agent plays.  Only the matches not held are
+    queried (and the finished ones kept)."""
+    total = count(session, ids)
+    page_ids = ids.limit(paging.limit).offset(paging.offset)
+    since = parts.generation()  # before the rows are read: ``put`` checks what came after
+    wanted = [int(i) for i in session.scalars(page_ids)]
+    held = {i: parts.get(f"match:{i}") for i in wanted}
+    missing = [i for i, part in held.items() if part is None]
+    if missing:
+        rows = session.execute(
+            select(*MATCH_COLUMNS).where(Match.id.in_(missing)).order_by(*order)
+        ).all()
+        for item in _with_seats(session, rows, missing):
+            match = MatchOut.model_validate(item, context={"admin": False})
+            part = match.model_dump_json()
+            held[match.id] = part
+            if match.status == MatchStatus.finished:
+                parts.put(f"match:{match.id}", part, match_tag(match.id), len(part), since)
+    # In the ids' order (the page's); a match deleted between the two reads is left out.
+    return page_json([p for i in wanted if (p := held.get(i)) is not None], total, paging)
+
+
+def _listed(
     *,
     agent_id: int | None = None,
     version_id: int | None = None,
@@ -112,9 +154,8 @@ def list_matches(
     league_id: int | None = None,
     status: MatchStatus | None = None,
     kind: MatchKind | None = None,
-    admin: bool = False,
-) -> Page[MatchOut]:
-    """Matches, newest first, filtered by any of agent, version, ladder, league, status, kind."""
+) -> Query:
+    """The ids of the matches a list shows, newest first."""
     match_filter = []
     if ladder_id is not None:
         match_filter.append(Match.ladder_id == ladder_id)
@@ -136,10 +177,25 @@ def list_matches(
         if match_filter:
             ids = ids.join(Match, Match.id == MatchSeat.match_id).where(*match_filter)
         sub = ids.distinct().subquery()  # an agent may hold two seats (two of its versions)
-        ordered = select(sub.c.id).order_by(sub.c.id.desc())
-    else:
-        ordered = select(Match.id).where(*match_filter).order_by(Match.id.desc())
-    return matches_page(session, ordered, [Match.id.desc()], paging, admin=admin)
+        return select(sub.c.id).order_by(sub.c.id.desc())
+    return select(Match.id).where(*match_filter).order_by(Match.id.desc())
+
+
+def list_matches(
+    session: Session,
+    paging: Paging,
+    *,
+    admin: bool = False,
+    **filters: Any,
+) -> Page[MatchOut]:
+    """Matches, newest first, filtered by any of agent, version, ladder, league, status, kind
+    (``_listed``'s keywords)."""
+    return matches_page(session, _listed(**filters), [Match.id.desc()], paging, admin=admin)
+
+
+def list_matches_json(session: Session, paging: Paging, parts: Fragments, **filters: Any) -> bytes:
+    """``list_matches``'s JSON for the public, built from the finished matches' parts."""
+    return matches_page_json(session, _listed(**filters), [Match.id.desc()], paging, parts)
 
 
 def get_match(session: Session, match_id: int, *, admin: bool = False) -> MatchOut:

@@ -11,6 +11,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from .. import crud
+from ..cache import Fragments
 from ..schemas import Message
 
 # OpenAPI documentation of the error answers (all {"detail": sentence}).
@@ -73,3 +74,14 @@ def respond(model: BaseModel, status_code: int = status.HTTP_200_OK) -> Response
     threads wait for connections (the pool then deadlocks until its timeout).
     """
     return Response(model.model_dump_json(), status_code=status_code, media_type="application/json")
+
+
+def page_parts(request: Request) -> Fragments | None:
+    """The parts pages are built from (``cache.Fragments``), if the app keeps a page cache."""
+    cache = getattr(request.app.state, "page_cache", None)
+    return None if cache is None else cache.fragments
+
+
+def respond_json(body: bytes, status_code: int = status.HTTP_200_OK) -> Response:
+    """JSON built by the query layer (from parts), as ``respond`` answers a model."""
+    return Response(body, status_code=status_code, media_type="application/json")

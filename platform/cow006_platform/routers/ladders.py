@@ -8,7 +8,7 @@ version has not played yet shows the ladder's initial rating (``crud.ladders``).
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
 from .. import crud
 from ..cache import cached
@@ -22,7 +22,16 @@ from ..schemas import (
     LeaderboardRow,
     Page,
 )
-from .common import ERR_403, ERR_404, ERR_409, ApiRoute, Responses, respond
+from .common import (
+    ERR_403,
+    ERR_404,
+    ERR_409,
+    ApiRoute,
+    Responses,
+    page_parts,
+    respond,
+    respond_json,
+)
 
 router = APIRouter(prefix="/ladders", tags=["ladders"], route_class=ApiRoute)
 LADDER_TAGS = "ladder:{ladder_id}"
@@ -97,6 +106,11 @@ def list_entries(
 
 @router.get("/{ladder_id}/leaderboard", response_model=Page[LeaderboardRow], responses=ERR_404)
 @cached(LADDER_TAGS)
-def leaderboard(ladder_id: IdPath, session: SessionDep, paging: PagingDep) -> Response:
+def leaderboard(
+    request: Request, ladder_id: IdPath, session: SessionDep, paging: PagingDep
+) -> Response:
     """Active, enabled entries ranked by mu - 3 sigma of the version each plays here."""
+    parts = page_parts(request)
+    if parts is not None:  # a slice of the whole board, held until the ladder changes
+        return respond_json(crud.ladders.leaderboard_json(session, ladder_id, paging, parts))
     return respond(crud.ladders.leaderboard(session, ladder_id, paging))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
 from .. import changes, crud
@@ -18,7 +18,7 @@ from ..cache import cached, is_id, query_params
 from ..deps import CurrentUser, IdPath, IdQuery, OptionalUser, PagingDep, SessionDep
 from ..models import MatchKind, MatchStatus, User
 from ..schemas import MAX_PLAYERS, MatchOut, Page, StderrOut
-from .common import ERR_403, ERR_404, ApiRoute, respond
+from .common import ERR_403, ERR_404, ApiRoute, page_parts, respond, respond_json
 
 router = APIRouter(prefix="/matches", tags=["matches"], route_class=ApiRoute)
 
@@ -40,6 +40,7 @@ def _list_tags(_params: dict[str, str], query: str) -> set[str] | None:
 @router.get("", response_model=Page[MatchOut])
 @cached(_list_tags)
 def list_matches(
+    request: Request,
     session: SessionDep,
     paging: PagingDep,
     agent_id: IdQuery = None,
@@ -51,18 +52,18 @@ def list_matches(
     user: OptionalUser = None,
 ) -> Response:
     """Matches, newest first, filtered by any of agent, version, ladder, league, status, kind."""
-    page = crud.matches.list_matches(
-        session,
-        paging,
-        agent_id=agent_id,
-        version_id=version_id,
-        ladder_id=ladder_id,
-        league_id=league_id,
-        status=match_status,
-        kind=kind,
-        admin=is_admin(user),
-    )
-    return respond(page)
+    filters: dict[str, Any] = {
+        "agent_id": agent_id,
+        "version_id": version_id,
+        "ladder_id": ladder_id,
+        "league_id": league_id,
+        "status": match_status,
+        "kind": kind,
+    }
+    parts = page_parts(request)
+    if parts is not None and not is_admin(user):  # admins see more (seeds): no parts
+        return respond_json(crud.matches.list_matches_json(session, paging, parts, **filters))
+    return respond(crud.matches.list_matches(session, paging, admin=is_admin(user), **filters))
 
 
 @router.get("/{match_id}", response_model=MatchOut, responses=ERR_404)
