@@ -44,6 +44,7 @@ class Fragments:
         self._by_tag: dict[str, set[str]] = {}
         self._generation = 0
         self._recent: deque[tuple[int, frozenset[str]]] = deque(maxlen=RECENT)
+        self._builders: dict[str, threading.Lock] = {}
 
     def __len__(self) -> int:
         return len(self._parts)
@@ -94,6 +95,12 @@ class Fragments:
         value, size = build()
         self.put(key, value, tags, size, since)
         return value
+
+    def building(self, key: str) -> threading.Lock:
+        """The lock a builder of ``key`` holds: readers that miss on a part being built wait
+        for it rather than build it too (a board dropped under 32 readers is built once)."""
+        with self._lock:
+            return self._builders.setdefault(key, threading.Lock())
 
     def invalidate(self, tags: set[str] | frozenset[str]) -> None:
         """Drop the parts showing ``tags`` (all of them for ``*``)."""

@@ -29,7 +29,16 @@ from ..models import (
 )
 from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
-from ._rows import AGENT_FIELDS, Paging, Query, counted, page, paged, with_version
+from ._rows import (
+    AGENT_FIELDS,
+    Paging,
+    Query,
+    counted,
+    page,
+    page_json,
+    paged,
+    with_version,
+)
 
 if TYPE_CHECKING:
     from ..cache import Fragments
@@ -145,35 +154,65 @@ def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[Leader
     return page(LeaderboardRow, _ranked(rows, paging.offset + 1), total, paging)
 
 
-_board_rows = TypeAdapter(list[LeaderboardRow])
-# What one row of a board held in memory costs, about (its model and its fields).
-BOARD_ROW_BYTES = 1024
+# What one row of a board held in memory costs, about (its JSON and the list's slot).
+BOARD_ROW_BYTES = 400
+# A leaderboard row's JSON after its rank (its first field), by the values of its row: a
+# pure function of them, so kept without tags; at most this many (then forgotten at once).
+_ROW_JSON: dict[tuple[Any, ...], str] = {}
+ROW_JSON_MAX = 50_000
+_UNRANKED = '{"rank":0,'
 
 
-def board(session: Session, ladder_id: int, parts: Fragments) -> list[LeaderboardRow]:
-    """The ladder's whole leaderboard, held in ``parts`` until the ladder's tag is announced:
-    one finished match changes a few of its rows and the ranks between them, and every page
-    of it is a slice (one query for the board instead of one per page)."""
+def _row_json(keys: list[str], values: tuple[Any, ...]) -> str:
+    """A row's JSON after its rank: the rows of a board that one match did not change (all
+    but four) are not validated and serialized again when the board is read again."""
+    rest = _ROW_JSON.get(values)
+    if rest is None:
+        item = dict(zip(keys, values, strict=True))
+        wins, matches = item["wins"], item["matches"]
+        item.update(
+            rank=0,
+            label=version_label(item["agent"], item["version"]),
+            win_rate=wins / matches if matches else None,
+        )
+        text = LeaderboardRow.model_validate(item).model_dump_json()
+        assert text.startswith(_UNRANKED), text  # ``rank`` is the model's first field
+        rest = text[len(_UNRANKED) :]
+        if len(_ROW_JSON) >= ROW_JSON_MAX:
+            _ROW_JSON.clear()
+        _ROW_JSON[values] = rest
+    return rest
+
+
+def board(session: Session, ladder_id: int, parts: Fragments) -> list[str]:
+    """The JSON of each row of the ladder's whole leaderboard, held in ``parts`` until the
+    ladder's tag is announced: one finished match changes a few of its rows and the ranks
+    between them, and every page of it is a slice (one query for the board, built once
+    however many pages are rendered again, instead of one query per page)."""
     key, tags = f"board:{ladder_id}", frozenset({f"ladder:{ladder_id}"})
-    held: list[LeaderboardRow] | None = parts.get(key)
+    held: list[str] | None = parts.get(key)
     if held is not None:
         return held
-    since = parts.generation()  # before anything is read: ``put`` checks what came after
-    ladder = get(session, Ladder, ladder_id, "ladder")
-    rows = session.execute(_board_query(ladder)).all()
-    built = _board_rows.validate_python(_ranked(rows, 1))
-    parts.put(key, built, tags, BOARD_ROW_BYTES * (len(built) + 1), since)
-    return built
+    with parts.building(key):  # one build at a time: the others wait and take it
+        held = parts.get(key)
+        if held is not None:
+            return held
+        since = parts.generation()  # before anything is read: ``put`` checks what came after
+        ladder = get(session, Ladder, ladder_id, "ladder")
+        result = session.execute(_board_query(ladder))
+        keys = list(result.keys())
+        built = [
+            f'{{"rank":{rank},{_row_json(keys, tuple(values))}'
+            for rank, values in enumerate(result, 1)
+        ]
+        parts.put(key, built, tags, sum(map(len, built)) + BOARD_ROW_BYTES * len(built), since)
+        return built
 
 
 def leaderboard_json(session: Session, ladder_id: int, paging: Paging, parts: Fragments) -> bytes:
     """``leaderboard``'s JSON, a slice of the ladder's ``board``."""
     rows = board(session, ladder_id, parts)
-    items = rows[paging.offset : paging.offset + paging.limit]
-    answer = Page[LeaderboardRow].model_construct(
-        items=items, total=len(rows), limit=paging.limit, offset=paging.offset
-    )
-    return answer.model_dump_json().encode()
+    return page_json(rows[paging.offset : paging.offset + paging.limit], len(rows), paging)
 
 
 class AgentEntry(BaseModel):

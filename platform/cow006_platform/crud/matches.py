@@ -33,7 +33,7 @@ from ..settings import Settings
 if TYPE_CHECKING:
     from ..cache import Fragments
 from ._errors import Conflict, Forbidden, NotFound, get, refusal
-from ._rows import VERSION_FIELDS, Paging, Query, count, page, with_version
+from ._rows import VERSION_FIELDS, Paging, Query, count, page, page_json, with_version
 
 # What a match's answer shows (not the workers' lease bookkeeping), selected as plain
 # columns: a page is built from rows, without loading ORM objects.
@@ -103,14 +103,6 @@ def matches_page(
     rows = session.execute(select(*MATCH_COLUMNS).where(Match.id.in_(page_ids)).order_by(*order))
     items = _with_seats(session, rows.all(), page_ids)
     return page(MatchOut, items, total, paging, {"admin": admin})
-
-
-def page_json(items: Sequence[str], total: int, paging: Paging) -> bytes:
-    """A ``Page``'s JSON from its items' JSON: the bytes ``Page.model_dump_json`` writes."""
-    return (
-        f'{{"items":[{",".join(items)}],"total":{total},'
-        f'"limit":{paging.limit},"offset":{paging.offset}}}'
-    ).encode()
 
 
 def match_tag(match_id: int) -> frozenset[str]:
