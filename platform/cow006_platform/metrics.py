@@ -349,10 +349,16 @@ _PAGE_CACHE_METRICS: list[tuple[str, str, bool, Callable[[Any], float]]] = [
     ("entries", "Pages held by this process's cache.", False, lambda c: len(c.entries)),
     ("bytes", "Bytes of pages held by this process's cache.", False, lambda c: c.size),
     (
-        "pending",
-        "Pages waiting to be rendered ahead (warming, refresh).",
+        "parts",
+        "Parts of pages held by this process's cache (finished matches, boards).",
         False,
-        lambda c: len(c.pending),
+        lambda c: len(c.fragments),
+    ),
+    (
+        "pending",
+        "Pages waiting to be rendered ahead (warming, refresh, stale pages held back).",
+        False,
+        lambda c: len(c.pending) + len(c.deferred),
     ),
     ("hits", "Reads answered from the cache.", True, lambda c: c.hits),
     (

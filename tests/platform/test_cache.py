@@ -372,10 +372,13 @@ def test_a_read_page_changed_elsewhere_is_answered_stale_for_a_bounded_time() ->
     stale = cache.get("/api/agents/1")
     assert stale is not None and stale.stale_since is not None
     assert cache.get("/api/agents/2") is None
-    assert list(cache.pending) == ["/api/agents/1"]  # to be rendered again
+    # To be rendered again, held back for part of the bound (the next changes land on it).
+    assert list(cache.deferred) == ["/api/agents/1"] and not cache.pending
+    assert cache.next_due(time.monotonic()) is None
     first = stale.stale_since
     cache.invalidate({"agent:1"})  # changed again: the bound still runs from the first
     assert cache.get("/api/agents/1") is stale and stale.stale_since == first
+    assert cache.next_due(first + 0.2 * 0.5) == "/api/agents/1" and not cache.deferred
     time.sleep(0.25)
     assert cache.get("/api/agents/1") is None  # past the bound: readers render it
 

@@ -140,7 +140,7 @@ def _quiet(cache: PageCache) -> None:
     wanted to."""
     deadline = time.monotonic() + 15
     time.sleep(2 * cache.poll_seconds + 0.05)
-    while cache.pending or cache.inflight or cache.own:
+    while cache.pending or cache.deferred or cache.inflight or cache.own:
         assert time.monotonic() < deadline, "the page cache never settled"
         time.sleep(0.02)
 

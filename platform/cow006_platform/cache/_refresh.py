@@ -149,6 +149,7 @@ class PageCache(Store):
         # the driver.
         await asyncio.gather(*self._busy, return_exceptions=True)
         self.pending.clear()
+        self.deferred.clear()
         self.clear()
 
     @property
@@ -172,6 +173,7 @@ class PageCache(Store):
                 logger.warning("the change feed cannot be read (%s): page cache cleared", exc)
             self.clear()
             self.pending.clear()
+            self.deferred.clear()
             self.feed.cursor = None
             return
         if rows is None:  # a start, or the feed is back after an outage: warm up afresh
@@ -235,11 +237,23 @@ class PageCache(Store):
 
     async def _render_ahead_forever(self) -> None:
         while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self.pending:
+            # Stale pages whose time has come first (the nearest to their bound), then the
+            # pages dropped, renewed or warmed.
+            key = self.next_due(time.monotonic())
+            if key is not None:
+                await self._render_ahead(key, False)
+            elif self.pending:
                 key, warm = self.pending.popitem(last=False)
                 await self._render_ahead(key, warm)
+            else:
+                self._wake.clear()
+                wait = None
+                if self.deferred:
+                    wait = max(0.0, next(iter(self.deferred.values())) - time.monotonic())
+                try:
+                    await asyncio.wait_for(self._wake.wait(), wait)
+                except TimeoutError:
+                    pass
 
     async def _render_ahead(self, key: str, warm: bool) -> None:
         renderer = self.renderer

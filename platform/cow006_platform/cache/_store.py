@@ -28,6 +28,11 @@ class Entry:
     cost: int = 0  # the bytes it is counted for against the budget (``entry_cost``)
 
 
+# A page kept stale is rendered again once it has been stale this share of
+# ``stale_seconds``: a leaderboard that changes at every poll is rendered about twice within
+# the bound rather than at every poll, and is never answered past the bound.
+DEFER = 0.5
+
 # Bytes an entry costs beyond its key, body and headers: the Entry, its dict slots and tags.
 ENTRY_OVERHEAD = 512
 
@@ -62,6 +67,10 @@ class Store:
         # Pages to render ahead (warming, refresh), in order; the value: warmed (True) or
         # refreshed after a read (False).
         self.pending: OrderedDict[str, bool] = OrderedDict()
+        # Read pages kept stale after a change made elsewhere, held back until their due
+        # time (first changed, first due): the changes of the next polls land on them
+        # meanwhile, and one render covers them all (``DEFER``).
+        self.deferred: OrderedDict[str, float] = OrderedDict()
 
     def _queued(self) -> None:
         """Pages were queued to be rendered ahead (the page cache wakes its render task)."""
@@ -82,8 +91,18 @@ class Store:
             return False
         return not any(changes.EVERYTHING in t or not t.isdisjoint(tags) for _, t in later)
 
+    def next_due(self, now: float) -> str | None:
+        """The first stale page held back whose time has come (None: none yet)."""
+        for key, due in self.deferred.items():
+            if due > now:
+                return None
+            del self.deferred[key]
+            return key
+        return None
+
     def clear(self) -> None:
         self.fragments.clear()
+        self.deferred.clear()
         self.entries.clear()
         self.by_tag.clear()
         self.size = 0
@@ -110,18 +129,23 @@ class Store:
         self.recent.append((self.generation, frozenset(tags)))
         now = time.monotonic()
         keep_stale = not local and self.stale_seconds > 0
+        due = now + self.stale_seconds * DEFER
         again = []
         for tag in tags:
             for key in list(self.by_tag.get(tag, ())):
                 entry = self.entries[key]
                 wanted = bool(entry.reads or entry.warm)
-                if wanted:
-                    again.append(key)
                 if wanted and keep_stale:
                     if entry.stale_since is None:  # the bound runs from the first change
                         entry.stale_since = now
-                else:
-                    self._drop(key)
+                    if key not in self.deferred and self.pending.get(key) is not False:
+                        self.deferred[key] = due  # its place from its first change
+                    continue
+                if wanted:
+                    again.append(key)
+                self._drop(key)
+        if self.deferred:
+            self._queued()
         self._queue(again)
 
     def _drop(self, key: str) -> Entry | None:
