@@ -27,6 +27,9 @@ WarmKeys = Callable[[Session, int], list[str]]
 # How long a missing feed id is waited for: ids are taken just before a commit, so one
 # committed out of order shows up within milliseconds; one that never shows was rolled back.
 GAP_SECONDS = 10.0
+# Pages rendered ahead at once: a render waits for the database and, on a busy machine, for
+# a core; two keep one going meanwhile (each takes one of the routes' threads).
+RENDER_AHEAD = 2
 
 
 @dataclass
@@ -129,7 +132,9 @@ class PageCache(Store):
         self._loop = asyncio.get_running_loop()
         self._wake = asyncio.Event()  # bound to this loop (a TestClient runs one per startup)
         self._unsubscribe = changes.subscribe(self._on_local_commit)
-        self._tasks = [asyncio.create_task(self._render_ahead_forever())]
+        self._tasks = [
+            asyncio.create_task(self._render_ahead_forever()) for _ in range(RENDER_AHEAD)
+        ]
         await self._poll_once()
         self._tasks.append(asyncio.create_task(self._poll_forever()))
 
