@@ -26,22 +26,36 @@ with a 422), and the budget counts each entry's key and headers as well as its b
 Misses are what make a busy API slow (a page costs milliseconds of CPU to build, a hit tens of
 microseconds), so the cache also works ahead of its readers:
 
-* **warming**: at start, one background task renders the pages most read (the query layer
+* **warming**: at start, the background tasks render the pages most read (the query layer
   lists them, ``crud.ladders.warm_keys``: each open ladder's leaderboard pages, then the
   agents entered in it, best first), at most ``cache_warm_pages`` of them and never past the
   memory budget;
 * **refresh**: a page that was read (or warmed) and whose data changed is queued to be
-  rendered again at once by that task, so the next reader finds it ready;
+  rendered again by those tasks, so the next reader finds it ready; a page kept stale after a
+  change made elsewhere is held back until half of ``cache_stale_seconds`` has passed (the
+  changes of the next polls land on it meanwhile, and one render covers them all: a
+  leaderboard changed at every poll is rendered about twice a bound, not at every poll), the
+  first changed first;
 * **one render per page at a time**: readers that miss on a page already being rendered wait
   for that render instead of repeating it (a leaderboard dropped under 32 readers is built
   once, not 32 times).
 
-The background task renders one page at a time, on the same worker threads as requests, so
-it takes at most one of them.  A rendered page is stored only if none of the tags it shows
-changed while it was being rendered.
+Two background tasks render ahead, one page each at a time, on the same worker threads as
+requests, so they take at most two of them.  A rendered page is stored only if none of the
+tags it shows changed while it was being rendered.
+
+**Parts** (``Fragments``): what does not change when a page does is kept apart from the pages,
+under the tags of its own data, and the query layer builds pages from it: a finished match's
+JSON (``crud.matches.list_matches_json``: a list of matches is an id query plus the parts
+held, only the matches not held are read) and a ladder's whole leaderboard
+(``crud.ladders.board``: every leaderboard page is a slice of it, built once per change of the
+ladder, its unchanged rows' JSON taken by their values).  A part is dropped at once when one
+of its tags is announced (never kept stale) and one built across such an announcement is not
+kept, the rules of the pages.
 
 Modules: ``_routes`` (the declared routes and the keys), ``_store`` (the entries and their
-tags), ``_refresh`` (the feed, warming and refresh), ``_middleware`` (the ASGI side).
+tags), ``_fragments`` (the parts), ``_refresh`` (the feed, warming and refresh),
+``_middleware`` (the ASGI side).
 """
 
 from ._fragments import Fragments
