@@ -21,8 +21,17 @@ matches a second while the clients read, through the platform's own write path
 a worker), so pages keep being dropped and rendered again as on a live arena.
 
 It reports latency percentiles (p50/p95/p99, overall and per endpoint) and throughput, and
-where the server's time went: its CPU per request and the pages it rendered per finished
-match (with ``--writes``, measured from the writer's first finished match).
+where the time went: the server's CPU per request and the pages it rendered per finished
+match (with ``--writes``, measured from the writer's first finished match), and the share of
+the cores the clients, the writer (its CPU per match, and how much of it playing) and
+everything else (the database, other jobs on a shared machine) took meanwhile.
+
+Issue 16, one session on the 2-core machine shared with other jobs, 30,000 requests, old
+(c3baa5d) / new, medians of three interleaved rounds (docs/operations.md has every figure):
+
+    no writes:           old 7,730 req/s, p99 8.5 ms;  new 8,003 req/s, p99 9.4 ms
+    --writes 5:          old 1,843 req/s, p99 169 ms (leaderboard 250)
+                         new 4,785 req/s, p99 24.7 ms (leaderboard 38.4)
 Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
 By default the clients run a closed loop (no pause between requests): that measures the
 server's saturation, where latency is mostly queueing (about clients / throughput); with
