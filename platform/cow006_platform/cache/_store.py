@@ -73,7 +73,7 @@ class Store:
         self.deferred: OrderedDict[str, float] = OrderedDict()
 
     def _queued(self) -> None:
-        """Pages were queued to be rendered ahead (the page cache wakes its render task)."""
+        """Pages were queued to be rendered ahead (the page cache wakes its render tasks)."""
 
     def _queue(self, keys: Iterable[str]) -> None:
         """Queue pages people read to be rendered again, ahead of any warming still to do."""
