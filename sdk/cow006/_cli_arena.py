@@ -412,6 +412,25 @@ def logs(
             console.print(Text(f"  {line}"))
 
 
+def load_log(match: str) -> tuple[Any, str]:
+    """A verified match log and where it came from: ``match`` is a log file or, when it is a
+    number and no such file exists, a match id on the arena you are logged in to."""
+    if Path(match).exists() or not match.isdigit():
+        log = match_log.read(match)
+        source = match
+    else:
+        arena, _ = _arena(token_needed=False)
+        log = _get_match(arena, int(match), "/log")
+        source = f"match {match} on {arena.url}"
+    # Rows are rebuilt by the engine from the deals and the decisions; verifying first means
+    # a log that breaks the rules is refused with its first inconsistency, not half shown.
+    try:
+        match_log.verify(log)
+    except LogError as exc:
+        raise LogError(f"{source}: not a valid match log ({exc})") from None
+    return log, source
+
+
 def replay(
     match: Annotated[
         str,
@@ -435,19 +454,7 @@ def replay(
     """Replay a match in the terminal: reveals, placements, takes, rows and running totals."""
     if delay is not None and not (math.isfinite(delay) and delay >= 0):
         raise SetupError(f"--delay must be zero or more seconds, not {delay}")
-    if Path(match).exists() or not match.isdigit():
-        log = match_log.read(match)
-        source = match
-    else:
-        arena, _ = _arena(token_needed=False)
-        log = _get_match(arena, int(match), "/log")
-        source = f"match {match} on {arena.url}"
-    # Rows are rebuilt by the engine from the deals and the decisions; verifying first means
-    # a log that breaks the rules is refused with its first inconsistency, not half shown.
-    try:
-        match_log.verify(log)
-    except LogError as exc:
-        raise LogError(f"{source}: not a valid match log ({exc})") from None
+    log, source = load_log(match)
     n_rounds = len(log["rounds"])
     if round_number is not None and not 1 <= round_number <= n_rounds:
         raise SetupError(f"--round must be 1 to {n_rounds} for this match, not {round_number}")
