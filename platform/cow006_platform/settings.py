@@ -198,6 +198,13 @@ class Settings(BaseSettings):
         "past it; 0: no limit)",
     )
     max_tokens_per_user: int = _doc(20, "live API tokens one user may hold at once")
+    # -- bulk export of logs (GET /api/ladders/{id}/logs, cow006_platform.exports) ----------
+    export_page_max: int = _doc(1000, "match logs one bulk export request may ask for (`limit`)")
+    exports_per_minute_per_address: int = _doc(
+        120,
+        "bulk export requests a minute per client address, all API processes together (429 "
+        "past it; 0: no limit)",
+    )
 
     @property
     def celery_broker_url(self) -> str:

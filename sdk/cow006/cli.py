@@ -14,6 +14,7 @@ And against an arena's HTTP API (``cow006._client``; credentials saved by ``logi
     cow006 submit ./my_bot.py --agent my-bot --ladder main
     cow006 status
     cow006 logs 42 --save match-42.json
+    cow006 logs --ladder main --out dataset/   # every finished match of a ladder
     cow006 replay 42          # or a log file: cow006 replay match.json
     cow006 token list         # your API tokens there; token create|revoke|rotate
 
