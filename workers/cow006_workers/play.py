@@ -70,7 +70,7 @@ def bot_folder(settings: Settings, sha256: str, label: str) -> str:
     """The stored folder of a version's files; FileNotFoundError (naming ``label``) if its
     bot is missing from storage."""
     path = storage.bot_path(settings, sha256)
-    if not (path / storage.BOT_FILE).is_file():
+    if not storage.has_bot(path):
         raise FileNotFoundError(f"the files of {label} are missing from storage")
     return str(path)
 
