@@ -7,8 +7,8 @@ nothing is scheduled) and measures, in one run:
 
 * **the API**: every page of ``GET /api/ladders/{id}/logs`` (JSON lines, the default page
   size) read over HTTP, bodies discarded: matches per second, and per page the median time;
-* **the command**: ``cow006 logs --ladder dataset --out DIR`` (``cow006._export.download``):
-  pages written as one file per log and ``index.jsonl``: matches per second;
+* **the command**: ``cow006 logs --ladder dataset --out DIR`` run as a process (its start
+  included): pages written as one file per log and ``index.jsonl``: matches per second;
 * the same as a tar (``format=tar``), API only.
 
 Target: at least 2,000 matches/s from PostgreSQL for the API and the command.  Client,
@@ -37,7 +37,7 @@ import httpx
 import psycopg
 from harness import free_port, psycopg_url, recreate_database, wait_answering, with_db
 
-from cow006 import _client, _export, play_match
+from cow006 import play_match
 from cow006.bots import make
 from cow006_platform import db
 from cow006_platform.app import prepare_database
@@ -179,9 +179,12 @@ def main() -> None:
         n_api, s_api, pages = read_pages(base, "jsonl")
         n_tar, s_tar, _ = read_pages(base, "tar")
         out = workdir / "dataset"
+        command = [str(Path(sys.executable).parent / "cow006"), "logs", "--ladder", "dataset"]
+        cli_env = {**os.environ, "COW006_URL": base, "COW006_CONFIG": str(workdir / "c.json")}
         t0 = time.perf_counter()
-        done = _export.download(_client.Client(base), 1, out)
+        subprocess.run([*command, "--out", str(out)], env=cli_env, check=True, capture_output=True)
         s_cli = time.perf_counter() - t0
+        downloaded = len(list((out / "matches").glob("*.json")))
     finally:
         server.terminate()
         server.wait(30)
@@ -192,7 +195,7 @@ def main() -> None:
         "seed_seconds": round(seeded, 1),
         "api_jsonl_per_s": round(n_api / s_api),
         "api_tar_per_s": round(n_tar / s_tar),
-        "command_per_s": round(done.count / s_cli),
+        "command_per_s": round(downloaded / s_cli),
         "page_median_ms": round(statistics.median(pages) * 1000, 1),
         "pages": len(pages),
         "load_average": round(os.getloadavg()[0], 2),
