@@ -3,8 +3,9 @@
 A root host has ``Sandbox.slots`` slots, each a uid (``uid_base + n``) and a lock file
 ``uid-N.lock`` in the state directory (root's, so the lock holds across processes: several
 workers share the slots).  ``acquire`` takes the lowest free slot whose uid runs nothing;
-``Lease.release`` kills and reaps whatever the slot still runs (its cgroup emptied, its uid
-purged) and only then marks it clean.  A non-root host has one lease kind: its own uid.
+``Lease.release`` kills and reaps whatever the slot still runs (its cgroup emptied, and its
+uid purged, or for a sandbox the zygote built, its process group reaped: no scan of /proc)
+and only then marks it clean.  A non-root host has one lease kind: its own uid.
 """
 
 from __future__ import annotations
