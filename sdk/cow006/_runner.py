@@ -349,6 +349,15 @@ class MatchRunner:
         # The match is over: its agent seeds may be known now, and make it reproducible.
         self.log["agent_seeds"] = list(seeds)
         result = {"scores": self.log["scores"], "ranks": self.log["ranks"]}
+        # Every bot process hears the end before any is waited for (``RemoteAgent``'s
+        # ``announce_end``): their exits overlap instead of adding up.
+        for seat in range(n):
+            announce = getattr(self.agents[seat], "announce_end", None)
+            if callable(announce) and not self.forfeited[seat]:
+                try:
+                    announce(result)
+                except Exception:  # on_match_end below meets the same trouble and says so
+                    pass
         for seat in range(n):
             self._notify(seat, "on_match_end", result)
         return self.log
