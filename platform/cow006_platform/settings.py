@@ -198,6 +198,11 @@ class Settings(BaseSettings):
         "past it; 0: no limit)",
     )
     max_tokens_per_user: int = _doc(20, "live API tokens one user may hold at once")
+    session_hours: float = _doc(
+        14 * 24.0,
+        "how long a browser stays signed in on the site (its session cookie; signing out, or "
+        "revoking the API token it signed in with, ends it sooner)",
+    )
 
     @property
     def celery_broker_url(self) -> str:

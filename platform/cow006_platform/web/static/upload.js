@@ -1,5 +1,6 @@
-/* The upload page: sign in with a token (kept in localStorage) or register a name (the
- * token is shown once), create an agent, upload a version and follow its validation. */
+/* The upload page: sign in with a token or register a name (POST forms: the session cookie
+ * for the pages; the token is also kept in localStorage for the API calls), create an agent,
+ * upload a version and follow its validation. */
 "use strict";
 
 (() => {
@@ -36,6 +37,13 @@
       await loadAgents();
     } else if (Cow.token() && Cow.tokenRejected) {
       Cow.showError($("signin-error"), "the saved token was refused: sign in again");
+    } else if (document.getElementById("whoami").dataset.user) {
+      // Signed in on the site (the cookie), but the scripts have no token to call the API
+      // with: the forms below need it once in this browser.
+      Cow.showError(
+        $("signin-error"),
+        "to create agents and upload from this page, sign in with your API token once more",
+      );
     }
   }
 
@@ -68,12 +76,16 @@
     }
   }
 
+  /* Sign in: the token is checked first (its error shown here, no page load), kept in this
+   * browser for the scripts, then the form is posted (POST /login: the session cookie for the
+   * pages).  The token is only ever in a POST body or a header, never in a URL. */
   $("signin-form").addEventListener("submit", async (e) => {
     e.preventDefault();
+    const form = e.target;
     const input = $("token-input");
     const token = input.value.trim();
     if (!token) return Cow.showError($("signin-error"), "paste your API token first");
-    busy(e.target, true);
+    busy(form, true);
     try {
       const res = await fetch("/api/users/me", { headers: { Authorization: "Bearer " + token } });
       if (!res.ok) {
@@ -81,13 +93,12 @@
         throw new Error(body && typeof body.detail === "string" ? body.detail : "the token was refused");
       }
       Cow.tokenRejected = false;
-      Cow.setToken(token);
-      input.value = "";
+      localStorage.setItem("cow006.token", token);
       Cow.showError($("signin-error"), "");
+      form.submit(); // no submit event: this handler does not run again
     } catch (err) {
       Cow.showError($("signin-error"), err.message);
-    } finally {
-      busy(e.target, false);
+      busy(form, false);
     }
   });
 
@@ -113,15 +124,22 @@
     });
   }
 
-  nameForm("register-form", "register-name", "the name", "register-error", async (name) => {
-    const created = await Cow.api("/api/users", { body: { name }, auth: false, method: "POST" });
-    $("new-token-value").textContent = created.token;
-    $("new-token").hidden = false;
-    return () => {
-      Cow.tokenRejected = false;
-      Cow.setToken(created.token);
-    };
+  /* Register: the name is checked here, then the form is posted (POST /register), whose
+   * answer shows the token once and signs this browser in. */
+  $("register-form").addEventListener("submit", (e) => {
+    const problem = invalid($("register-name"), "the name");
+    if (problem) {
+      e.preventDefault();
+      Cow.showError($("register-error"), problem);
+    }
   });
+
+  /* The answer of a registration: the new token, kept for the scripts. */
+  const created = $("new-token-value").textContent.trim();
+  if (created && created !== Cow.token()) {
+    localStorage.setItem("cow006.token", created);
+  }
+  $("copy-token").hidden = !created;
 
   $("copy-token").addEventListener("click", async () => {
     const button = $("copy-token");
@@ -138,9 +156,10 @@
     }
   });
 
-  $("sign-out").addEventListener("click", () => {
+  /* Sign out: the form posts (POST /logout ends the session); the saved token goes too. */
+  $("sign-out-form").addEventListener("submit", () => {
     $("new-token").hidden = true;
-    Cow.clearToken();
+    Cow.forgetToken();
   });
 
   nameForm("agent-form", "agent-name", "the agent's name", "agent-error", async (name) => {
