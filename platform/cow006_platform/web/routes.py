@@ -400,8 +400,9 @@ def upload_page(request: Request) -> Response:
     if request.url.query:
         # An old form sent the token in the query (``/upload?token=...``): it must not stay in
         # the address bar, the history or a Referer.  The page reads no query but ``agent``.
-        agent = request.query_params.get("agent", "")
-        if request.query_params.keys() - {"agent"} or not agent.isdigit() or len(agent) > 18:
+        pairs = request.query_params.multi_items()
+        name, agent = pairs[0] if len(pairs) == 1 else ("", "")
+        if name != "agent" or not agent.isdigit() or len(agent) > 18:
             return _see_other("/upload")
     return _form_page(request, {"next": "/upload"})
 
@@ -409,7 +410,7 @@ def upload_page(request: Request) -> Response:
 # --- signing in and out (the session cookie: cow006_platform.websession) ------------------
 
 SIGN_IN_FIELDS = 8  # the most fields a sign-in or registration form may send
-FIELD_BYTES = 4096
+FIELD_BYTES = 16 * 1024
 BAD_CSRF = "this form has expired or did not come from this site: reload the page and send it again"
 BAD_TOKEN = "invalid API token (unknown, revoked or expired)"
 
