@@ -4,7 +4,7 @@
   the GET it stands for, and its body dropped: every page and API GET route answers HEAD
   with the GET's status and headers (``Content-Length`` included), never a 405.
 * gzip: text answers over ``GZIP_MIN_BYTES`` are compressed when the client accepts it
-  (Starlette's ``GZipMiddleware``; the page cache keeps a compressed copy of each entry it
+  (``GZip``: Starlette's middleware, reading ``Accept-Encoding`` properly; the page cache keeps a compressed copy of each entry it
   serves compressed, so a hit is not compressed again: ``cache._middleware``).
 * errors: under ``/api`` (and the machine endpoints) an error is JSON ``{"detail": ...}`` as
   it always was; anywhere else on the site it is an HTML page (``error.html``) with one
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from starlette.middleware.gzip import GZipMiddleware, GZipResponder, IdentityResponder
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 GZIP_MIN_BYTES = 1024  # smaller answers gain little and cost a compressor each
@@ -91,3 +92,27 @@ class HeadAsGet:
             await send(message)
 
         await self.app(scope, receive, headless)
+
+
+class GZip(GZipMiddleware):
+    """Starlette's gzip middleware, which takes any ``Accept-Encoding`` containing "gzip"
+    for a yes (``gzip;q=0`` too): here the header is read as HTTP says (``accepts_gzip``)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        responder: ASGIApp
+        if accepts_gzip(scope):
+            responder = GZipResponder(
+                self.app,
+                self.minimum_size,
+                compresslevel=self.compresslevel,
+                thread_minimum_size=self.thread_minimum_size,
+                exclude_content_types=self.exclude_content_types,
+            )
+        else:
+            responder = IdentityResponder(
+                self.app, self.minimum_size, exclude_content_types=self.exclude_content_types
+            )
+        await responder(scope, receive, send)

@@ -26,12 +26,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.gzip import GZipMiddleware
 
 from cow006.untrusted import clean_data
 
 from . import crud, db, debris, models
-from .answers import GZIP_LEVEL, GZIP_MIN_BYTES, HeadAsGet, is_api, page_sentence
+from .answers import GZIP_LEVEL, GZIP_MIN_BYTES, GZip, HeadAsGet, is_api, page_sentence
 from .cache import PageCache, PublicCacheMiddleware
 from .deps import document_security, optional_user, web_user
 from .executor import Executor
@@ -137,7 +136,7 @@ def create_app(settings: Settings, executor: Executor) -> FastAPI:
     # Outside the cache: body caps and anonymous uploads are refused before anything else.
     app.add_middleware(RequestLimits)
     # Outside both: what the cache answers compressed passes through (Content-Encoding set).
-    app.add_middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
+    app.add_middleware(GZip, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
     app.add_middleware(HeadAsGet)  # outermost: everything inside sees the GET
     app.include_router(api_router())
     app.include_router(web_router)

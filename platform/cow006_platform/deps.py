@@ -243,7 +243,13 @@ def document_security(app: FastAPI) -> None:
     required = _bearer.scheme_name
     optional = _optional_bearer.scheme_name
 
+    done: list[dict[str, Any]] = []
+
     def openapi() -> dict[str, Any]:
+        # Rewritten once: FastAPI hands back the same cached dict on every call, and a second
+        # rewrite read the first one's output (optional operations then said "token needed").
+        if done:
+            return done[0]
         schema = generate()
         for operations in schema.get("paths", {}).values():
             for op in operations.values():
@@ -254,6 +260,7 @@ def document_security(app: FastAPI) -> None:
                     op["security"] = [{}, {required: []}]
         schemes = schema.get("components", {}).get("securitySchemes", {})
         schemes.pop(optional, None)
+        done.append(schema)
         return schema
 
     # FastAPI's documented way to change the schema is to replace the method.
