@@ -44,7 +44,7 @@ from ..routers.common import http_error as crud_error
 from ..routers.users import count_registration
 from ..schemas import MAX_ID, MatchOut, Page, UserCreate, UserCreated
 from ..settings import Settings
-from . import plots
+from . import guide, plots
 from .replay import replay_of
 
 HERE = Path(__file__).parent
@@ -405,6 +405,13 @@ def upload_page(request: Request) -> Response:
         if name != "agent" or not agent.isdigit() or len(agent) > 18:
             return _see_other("/upload")
     return _form_page(request, {"next": "/upload"})
+
+
+@router.get("/guide", response_class=HTMLResponse)
+def guide_page(request: Request) -> Response:
+    """The bot guide (docs/bot-guide.md): how to write, test and submit a bot."""
+    title, body = guide.page()
+    return render(request, "guide.html", {"title": title, "body": body})
 
 
 # --- signing in and out (the session cookie: cow006_platform.websession) ------------------
