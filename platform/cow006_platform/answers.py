@@ -4,8 +4,9 @@
   the GET it stands for, and its body dropped: every page and API GET route answers HEAD
   with the GET's status and headers (``Content-Length`` included), never a 405.
 * gzip: text answers over ``GZIP_MIN_BYTES`` are compressed when the client accepts it
-  (``GZip``: Starlette's middleware, reading ``Accept-Encoding`` properly; the page cache keeps a compressed copy of each entry it
-  serves compressed, so a hit is not compressed again: ``cache._middleware``).
+  (``GZip``: Starlette's middleware, reading ``Accept-Encoding`` properly; the page cache
+  keeps a compressed copy of each entry it serves compressed, so a hit is not compressed
+  again: ``cache._middleware``).
 * errors: under ``/api`` (and the machine endpoints) an error is JSON ``{"detail": ...}`` as
   it always was; anywhere else on the site it is an HTML page (``error.html``) with one
   sentence and a link home (``is_api``).

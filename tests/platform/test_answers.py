@@ -152,7 +152,7 @@ def test_gzip_when_accepted_and_worth_it(site: tuple[Any, Seeded]) -> None:
 def test_cached_pages_are_compressed_once_with_their_own_etag(
     site: tuple[Any, Seeded], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    client, s = site
+    client, _ = site
     cache = client.app.state.page_cache
     cache.clear()
     compressed: list[int] = []
