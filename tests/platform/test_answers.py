@@ -31,7 +31,7 @@ def kind(r: Any) -> str:
 
 def test_errors_are_pages_on_the_site_and_json_under_api(site: tuple[Any, Seeded]) -> None:
     client, s = site
-    for path in ("/nope", "/matches", "/ladders", "/users/1", "/agents/1/x", "/login/x"):
+    for path in ("/nope", "/matches/1/x", "/users", "/agents/1/x", "/login/x", "/guide/x"):
         r = client.get(path)
         assert (r.status_code, kind(r)) == (404, PAGE), path
         doc = parse_html(r.text)

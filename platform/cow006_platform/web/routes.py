@@ -53,6 +53,7 @@ _STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(css|js|svg)$")
 LIST_LIMIT = 200  # ladders, leagues, leaderboard rows, versions on one page
 SCHEDULE_LIMIT = 1000  # league matches on the league page
 RECENT_MATCHES = 15
+MATCH_LIST = 50  # matches on /matches
 MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
 GUIDE_URL = "/guide"
@@ -404,7 +405,31 @@ def upload_page(request: Request) -> Response:
         name, agent = pairs[0] if len(pairs) == 1 else ("", "")
         if name != "agent" or not agent.isdigit() or len(agent) > 18:
             return _see_other("/upload")
-    return _form_page(request, {"next": "/upload"})
+    return _form_page(request, {"next": "/upload", "page": "upload"})
+
+
+@router.get("/matches", response_class=HTMLResponse)
+def matches_page(request: Request, session: SessionDep) -> Response:
+    """The latest matches of every kind."""
+    latest = _matches(session, MATCH_LIST)
+    return render(request, "matches.html", {"title": "Matches", "latest": latest})
+
+
+@router.get("/ladders", response_class=HTMLResponse)
+def ladders_page() -> Response:
+    """The ladders are listed on the home page."""
+    return RedirectResponse("/#ladders", status.HTTP_303_SEE_OTHER)
+
+
+@router.get("/users/{user_id}", response_class=HTMLResponse)
+def user_page(request: Request, user_id: str, session: SessionDep) -> Response:
+    """A user: when they joined, and their agents."""
+    uid = ident(user_id, "user")
+    user = crud.users.get_user(session, uid)
+    agents = crud.agents.list_agents(session, Paging(LIST_LIMIT, 0), owner_id=uid)
+    return render(
+        request, "user.html", {"title": f"User {user.name}", "user": user, "agents": agents}
+    )
 
 
 @router.get("/guide", response_class=HTMLResponse)
@@ -481,15 +506,23 @@ def check_csrf(request: Request, fields: dict[str, str], me: websession.SignedIn
 
 
 def _form_page(
-    request: Request, context: dict[str, Any], status_code: int = status.HTTP_200_OK
+    request: Request,
+    context: dict[str, Any],
+    status_code: int = status.HTTP_200_OK,
+    fields: dict[str, str] | None = None,
 ) -> HTMLResponse:
-    """The page a sign-in or registration form came from (``next``: the upload page, or
-    /login), with what the form's answer says."""
+    """The page a sign-in or registration form is on (``page``: the upload page or /login;
+    a form posted says which in its ``page`` field), with what the form's answer says."""
     base = {"title": "Sign in", "error": None, "register_error": None, "created": None}
-    context = {**base, **context, "forms": True}
-    if context.get("next") == "/upload":
-        return render(request, "upload.html", {**context, "title": "Upload a bot"}, status_code)
-    return render(request, "login.html", context, status_code)
+    on = context.pop("page", None) or (fields or {}).get("page")
+    if on == "upload":
+        extra = {"title": "Upload a bot", "form_page": "upload"}
+        return render(
+            request, "upload.html", {**base, **context, **extra, "forms": True}, status_code
+        )
+    return render(
+        request, "login.html", {**base, **context, "form_page": "login", "forms": True}, status_code
+    )
 
 
 def _token_owner(factory: sessionmaker[Session], token: str) -> tuple[User, ApiToken] | None:
@@ -531,7 +564,7 @@ async def login(request: Request, fields: Form, me: WebUser) -> Response:
             refusal = await deps.refused_token(request, address, BAD_TOKEN)
     if refusal is not None:
         detail = str(refusal.detail)
-        return _form_page(request, {"next": target, "error": detail}, refusal.status_code)
+        return _form_page(request, {"next": target, "error": detail}, refusal.status_code, fields)
     assert found is not None
     user, api_token = found
     if user.disabled or user.pending:
@@ -540,6 +573,7 @@ async def login(request: Request, fields: Form, me: WebUser) -> Response:
             request,
             {"next": target, "error": f"the account {user.name} {why}"},
             status.HTTP_403_FORBIDDEN,
+            fields,
         )
     secret = await run_in_threadpool(_switch_session, request, me, user.id, api_token.id)
     return _signed_in_answer(request, target, secret)
@@ -587,25 +621,36 @@ async def register(request: Request, fields: Form, me: WebUser, settings: Settin
         if invite is not None and len(invite) > 100:
             problem = "that invite code is not one of this arena's"
         return _form_page(
-            request, {"next": target, "register_error": problem}, status.HTTP_400_BAD_REQUEST
+            request,
+            {"next": target, "register_error": problem},
+            status.HTTP_400_BAD_REQUEST,
+            fields,
         )
     try:
         created, secret = await run_in_threadpool(_register, request, settings, body, me)
     except crud.Refused as refused:
         error = crud_error(refused)
         return _form_page(
-            request, {"next": target, "register_error": str(error.detail)}, error.status_code
+            request,
+            {"next": target, "register_error": str(error.detail)},
+            error.status_code,
+            fields,
         )
     except HTTPException as error:  # 429: too many registrations from this address
         return _form_page(
-            request, {"next": target, "register_error": str(error.detail)}, error.status_code
+            request,
+            {"next": target, "register_error": str(error.detail)},
+            error.status_code,
+            fields,
         )
     if secret is not None:
         # The answer shows the new user signed in, with the sign-out form of the new session.
         request.state.signed_in = websession.SignedIn(
             User(id=created.id, name=created.name, is_admin=False), secret
         )
-    response = _form_page(request, {"title": "Registered", "created": created, "next": target})
+    response = _form_page(
+        request, {"title": "Registered", "created": created, "next": target}, fields=fields
+    )
     if secret is not None:
         set_cookie(request, response, websession.COOKIE, secret, int(settings.session_hours * 3600))
     return response

@@ -1,6 +1,5 @@
-/* The upload page: sign in with a token or register a name (POST forms: the session cookie
- * for the pages; the token is also kept in localStorage for the API calls), create an agent,
- * upload a version and follow its validation. */
+/* The upload page: once signed in (account.js), create an agent, upload a version and
+ * follow its validation, through the API with the token kept in localStorage. */
 "use strict";
 
 (() => {
@@ -76,32 +75,6 @@
     }
   }
 
-  /* Sign in: the token is checked first (its error shown here, no page load), kept in this
-   * browser for the scripts, then the form is posted (POST /login: the session cookie for the
-   * pages).  The token is only ever in a POST body or a header, never in a URL. */
-  $("signin-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const form = e.target;
-    const input = $("token-input");
-    const token = input.value.trim();
-    if (!token) return Cow.showError($("signin-error"), "paste your API token first");
-    busy(form, true);
-    try {
-      const res = await fetch("/api/users/me", { headers: { Authorization: "Bearer " + token } });
-      if (!res.ok) {
-        const body = await res.json().catch(() => null);
-        throw new Error(body && typeof body.detail === "string" ? body.detail : "the token was refused");
-      }
-      Cow.tokenRejected = false;
-      localStorage.setItem("cow006.token", token);
-      Cow.showError($("signin-error"), "");
-      form.submit(); // no submit event: this handler does not run again
-    } catch (err) {
-      Cow.showError($("signin-error"), err.message);
-      busy(form, false);
-    }
-  });
-
   /* A form that sends one name: checked first, its buttons off while ``send(name)`` runs, its
    * error (or none) shown under it; what ``send`` returns runs once the form is cleared. */
   function nameForm(form, field, what, error, send) {
@@ -123,44 +96,6 @@
       }
     });
   }
-
-  /* Register: the name is checked here, then the form is posted (POST /register), whose
-   * answer shows the token once and signs this browser in. */
-  $("register-form").addEventListener("submit", (e) => {
-    const problem = invalid($("register-name"), "the name");
-    if (problem) {
-      e.preventDefault();
-      Cow.showError($("register-error"), problem);
-    }
-  });
-
-  /* The answer of a registration: the new token, kept for the scripts. */
-  const created = $("new-token-value").textContent.trim();
-  if (created && created !== Cow.token()) {
-    localStorage.setItem("cow006.token", created);
-  }
-  $("copy-token").hidden = !created;
-
-  $("copy-token").addEventListener("click", async () => {
-    const button = $("copy-token");
-    try {
-      await navigator.clipboard.writeText($("new-token-value").textContent);
-      button.textContent = "Copied";
-    } catch (e) {
-      const range = document.createRange();
-      range.selectNodeContents($("new-token-value"));
-      const sel = getSelection();
-      sel.removeAllRanges();
-      sel.addRange(range);
-      button.textContent = "Selected: copy it with Ctrl+C";
-    }
-  });
-
-  /* Sign out: the form posts (POST /logout ends the session); the saved token goes too. */
-  $("sign-out-form").addEventListener("submit", () => {
-    $("new-token").hidden = true;
-    Cow.forgetToken();
-  });
 
   nameForm("agent-form", "agent-name", "the agent's name", "agent-error", async (name) => {
     const agent = await Cow.api("/api/agents", { method: "POST", body: { name } });
