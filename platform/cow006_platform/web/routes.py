@@ -1,15 +1,18 @@
 """The web pages: server-rendered HTML (Jinja2) with small vanilla JavaScript on top.
 
 Every page works without JavaScript for what it shows (leaderboards, versions, plots,
-schedules, standings, a match's turns as text); JavaScript adds what needs the browser:
-refreshing the leaderboard from the JSON API, the owner's private views (the API token is kept
-in ``localStorage`` and sent as a Bearer token, never as a cookie), the replay viewer, and the
-upload page.  Pages read their data from the query layer (``crud``) the API's routes answer
-from (the very rows the scripts poll as JSON), plus a few page-only rows there (an agent's
-ladders, rating history and rivals).
+schedules, standings, a match's turns as text), and signing in or registering works without it
+too: plain POST forms (``/login``, ``/register``, ``/logout``) with a CSRF field, and a session
+cookie the pages read the signed-in user from (``websession``, ``deps.web_user``).  JavaScript
+adds what needs the browser: refreshing the leaderboard from the JSON API, the owner's private
+views (the API token kept in ``localStorage`` and sent as a Bearer token: the API never reads
+the cookie), the replay viewer, and uploading.  Pages read their data from the query layer
+(``crud``) the API's routes answer from, plus a few page-only rows there (an agent's ladders,
+rating history and rivals).
 
 Pages: ``/``, ``/ladders/{id}``, ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}``,
-``/upload``; static files under ``/static/``.  See docs/web.md.
+``/matches``, ``/users/{id}``, ``/upload``, ``/login``, ``/guide``; static files under
+``/static/``.  See docs/web.md.
 """
 
 from __future__ import annotations
