@@ -51,6 +51,16 @@ def test_leaderboard_refreshes_and_links_to_agents(pages: Pages, live_server: Li
     names = page.locator("#leaderboard tbody tr td:nth-child(2)").all_inner_texts()
     assert names == [r["agent"] for r in board]
     before = sum(r["matches"] for r in board)
+    # Refreshing is not news: "Updated ..." is no live region, and the hidden one stays silent
+    # while the board stays the same (it spoke every 5 s before).
+    assert page.get_attribute("#leaderboard-status", "aria-live") is None
+    assert page.get_attribute("#leaderboard-news", "aria-live") == "polite"
+    page.wait_for_function("() => document.getElementById('leaderboard').dataset.updated")
+    first_update = page.get_attribute("#leaderboard", "data-updated")
+    page.wait_for_function(
+        "t => document.getElementById('leaderboard').dataset.updated !== t", arg=first_update
+    )
+    assert page.inner_text("#leaderboard-news") == ""
     new_match = live.play_ladder_match()
     # ladder.js polls the API every second here (data-refresh): the new match shows up.
     page.wait_for_selector(f'#recent-matches tr[data-match="{new_match}"]', timeout=8000)
@@ -60,6 +70,9 @@ def test_leaderboard_refreshes_and_links_to_agents(pages: Pages, live_server: Li
         arg=before + 4,
     )
     assert "Updated" in page.inner_text("#leaderboard-status")
+    page.wait_for_function(
+        "() => document.getElementById('leaderboard-news').textContent.includes('changed')"
+    )
     screenshot(page, "ladder")
     # The new match may have changed the order (bots' seeds are secret and fresh each match).
     first = api(live, f"/api/ladders/{live.seeded.ladder_id}/leaderboard")["items"][0]
