@@ -203,6 +203,13 @@ class Settings(BaseSettings):
         "how long a browser stays signed in on the site (its session cookie; signing out, or "
         "revoking the API token it signed in with, ends it sooner)",
     )
+    # -- bulk export of logs (GET /api/ladders/{id}/logs, cow006_platform.exports) ----------
+    export_page_max: int = _doc(1000, "match logs one bulk export request may ask for (`limit`)")
+    exports_per_minute_per_address: int = _doc(
+        120,
+        "bulk export requests a minute per client address, all API processes together (429 "
+        "past it; 0: no limit)",
+    )
 
     @property
     def celery_broker_url(self) -> str:
