@@ -120,7 +120,10 @@ class WebSession(Base):
     its expiry, ends the session too) and when it ends.  Signing out deletes the row."""
 
     __tablename__ = "web_sessions"
-    __table_args__ = (Index("ix_web_sessions_user", "user_id"),)
+    __table_args__ = (
+        Index("ix_web_sessions_user", "user_id"),
+        Index("ix_web_sessions_expires", "expires_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     hash: Mapped[str] = mapped_column(String(64), unique=True)

@@ -30,8 +30,10 @@ def upgrade() -> None:
         sa.UniqueConstraint("hash"),
     )
     op.create_index("ix_web_sessions_user", "web_sessions", ["user_id"])
+    op.create_index("ix_web_sessions_expires", "web_sessions", ["expires_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_web_sessions_expires", table_name="web_sessions")
     op.drop_index("ix_web_sessions_user", table_name="web_sessions")
     op.drop_table("web_sessions")
