@@ -35,7 +35,17 @@ from .cache import PageCache, PublicCacheMiddleware
 from .deps import document_security, optional_user, web_user
 from .executor import Executor
 from .limits import RequestLimits, strict_query
-from .routers import agents, challenges, ladders, leagues, matches, ops, tokens, users
+from .routers import (
+    agents,
+    challenges,
+    evaluations,
+    ladders,
+    leagues,
+    matches,
+    ops,
+    tokens,
+    users,
+)
 from .routers.common import ERR_400, ERR_401, ERR_403, ERR_429
 from .settings import Settings
 from .web import apidocs
@@ -66,7 +76,7 @@ def api_router() -> APIRouter:
         dependencies=[Depends(strict_query), Depends(optional_user)],
         responses={**ERR_400, **ERR_401, **ERR_403, **ERR_429},
     )
-    for module in (users, tokens, agents, ladders, leagues, challenges, matches):
+    for module in (users, tokens, agents, ladders, leagues, challenges, evaluations, matches):
         api.include_router(module.router)
     return api
 

@@ -65,6 +65,22 @@ class Settings(BaseSettings):
         "while ladder or league matches wait, the most challenges may take of the latest "
         "matches started (by their time and by their number)",
     )
+    # -- evaluation runs (POST /api/evaluations; cow006_platform.crud.evaluations) ----------
+    evaluation_slots: int = _doc(
+        1, "matches of evaluation runs admitted to the workers at once (the others wait)"
+    )
+    evaluation_share: float = _doc(
+        0.25,
+        "while ladder or league matches wait, the most evaluation runs may take of the latest "
+        "matches started (by their time and by their number)",
+    )
+    evaluation_matches_max: int = _doc(
+        400, "matches one evaluation run may ask for (its version's and its baseline's)"
+    )
+    evaluations_per_day: int = _doc(10, "evaluation runs a user may start in 24 hours")
+    evaluations_unfinished_per_user: int = _doc(
+        2, "a user's evaluation runs with matches still to play"
+    )
     # -- validation: the smoke match a new version plays against built-in bots ---------------
     validation_opponents: tuple[str, ...] = _doc(
         ("builtin:random", "builtin:greedy", "builtin:safe"),

@@ -321,6 +321,14 @@ def create_challenge(
     return match_id, admitted
 
 
+def kinds(session: Session, match_ids: Sequence[int]) -> dict[int, MatchKind]:
+    """The kind of each of ``match_ids`` (what the executor sends it by: its queue)."""
+    if not match_ids:
+        return {}
+    rows = session.execute(select(Match.id, Match.kind).where(Match.id.in_(list(match_ids))))
+    return {int(mid): MatchKind(kind) for mid, kind in rows}
+
+
 # --- the admin command's reads -----------------------------------------------------------
 
 
