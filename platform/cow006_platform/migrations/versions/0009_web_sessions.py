@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008"  # created 2026-12-02
-down_revision: str | None = "0007"
+revision: str = "0009"  # created 2026-12-02
+down_revision: str | None = "0008"
 
 TS = sa.DateTime(timezone=True)
 
