@@ -115,6 +115,25 @@ class ApiToken(Base):
     user: Mapped[User] = relationship(back_populates="tokens")
 
 
+class WebSession(Base):
+    """A browser's signed-in session (``cow006_platform.websession``): the sha256 of the
+    secret in its HttpOnly cookie, the API token it was opened with (revoking that token, or
+    its expiry, ends the session too) and when it ends.  Signing out deletes the row."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (
+        Index("ix_web_sessions_user", "user_id"),
+        Index("ix_web_sessions_expires", "expires_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    token_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class Invite(Base):
     """An invite code (COW006_REGISTRATION=invite): stored hashed, good for ``uses_left``
     more registrations until ``expires_at``."""

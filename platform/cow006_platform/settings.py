@@ -214,6 +214,11 @@ class Settings(BaseSettings):
         "past it; 0: no limit)",
     )
     max_tokens_per_user: int = _doc(20, "live API tokens one user may hold at once")
+    session_hours: float = _doc(
+        14 * 24.0,
+        "how long a browser stays signed in on the site (its session cookie; signing out, or "
+        "revoking the API token it signed in with, ends it sooner)",
+    )
     # -- bulk export of logs (GET /api/ladders/{id}/logs, cow006_platform.exports) ----------
     export_page_max: int = _doc(1000, "match logs one bulk export request may ask for (`limit`)")
     exports_per_minute_per_address: int = _doc(
