@@ -17,12 +17,16 @@ from . import engine
 from ._agent import Agent, MatchInfo
 from ._errors import IllegalMoveError, SetupError
 from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
-from ._view import Table, View, new_table
+from ._view import Table, View, new_table, pending_table
 from .cards import HAND_SIZE
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
 
 Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._view import Pending
 
 
 class MatchOptions(TypedDict, total=False):
@@ -149,13 +153,24 @@ class MatchRunner:
         # Like the two lines above, read once a match: whether to make round-start views and
         # to call the round hooks at all.
         self._round_hooks = (self._wants("on_round_start"), self._wants("on_round_end"))
+        # A turn's views make their table when an agent first reads it (``View._pending``),
+        # from the log's copy of the rows before the turn, which nothing changes any more...
+        # unless an ``on_round_end`` hook, handed the round's entry, changes it: then each
+        # turn's table is made before its views are handed out, as a snapshot of its own.
+        self._lazy = not self._round_hooks[1]
         self._starters: tuple[int, ...] = ()
         self._revealed: tuple[tuple[int, ...], ...] = ()
         # What the views of this moment share, kept as tuples between the turns that change
         # them: the totals change once a round, this round's penalties only with a take.
         self._scores: tuple[int, ...] = ()
         self._penalties: tuple[int, ...] = ()
-        self._table: Table | None = None  # the current turn's, also for its take-row views
+        # The rows before the next turn, as the log holds them: the round's deal, then the
+        # rows of the last turn's record.  Lists that nothing changes once they are in the log.
+        self._before: list[list[int]] = []
+        # The current turn's table (None: not made yet) and what it is made of, also for its
+        # take-row views.
+        self._table: Table | None = None
+        self._pending: Pending | None = None
 
     # -- faults ----------------------------------------------------------------------------
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
@@ -216,7 +231,9 @@ class MatchRunner:
             # Only the turn's lowest card can be below every row end, and it is placed first:
             # the table is still the one the turn's cards were played on.
             table = self._table
-            assert table is not None
+            if table is None:
+                assert self._pending is not None
+                self._table = table = pending_table(self._pending)
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
@@ -232,8 +249,8 @@ class MatchRunner:
 
     def _play_turn(self) -> Turn:
         st = self.state
-        self._table = table = new_table(
-            tuple(map(tuple, st.rows)),
+        self._pending = pending = (
+            self._before,
             self._scores,
             self._penalties,
             self._revealed,
@@ -242,6 +259,7 @@ class MatchRunner:
             st.turn,
             st.n_players,
         )
+        table = None if self._lazy else pending_table(pending)
         hands = st.hands
         new_view = object.__new__
         plays = self._plays
@@ -256,9 +274,13 @@ class MatchRunner:
                     view = new_view(View)
                     view.seat = seat
                     view.hand = tuple(hand)
-                    view.table = table
+                    view._table = table
+                    view._pending = pending
                     view.time_left = view.card = view.current = None
                     card = plays[seat](view)
+                    if table is None:
+                        # This agent's read made the table: the next views share it.
+                        table = view._table
                     if type(card) is int and card in hand:
                         cards.append(card)
                         continue
@@ -271,11 +293,14 @@ class MatchRunner:
                 except (Exception, SystemExit) as exc:
                     self._guard(seat, exc)
             cards.append(fallback_card(hand))
+        self._table = table
         takes = engine.play_turn(st, cards, self._choose_row)
-        self._revealed = (*self._revealed, tuple(cards))
+        self._revealed += (tuple(cards),)
         if takes:
             self._penalties = tuple(st.penalties)
-        return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
+        # The log's copy of the rows, which is also the next turn's table's.
+        self._before = after = [*map(list.copy, st.rows)]
+        return {"cards": cards, "takes": takes, "rows": after}
 
     # -- the match -------------------------------------------------------------------------
     def play_round(self) -> Round:
@@ -289,7 +314,7 @@ class MatchRunner:
         self._revealed = ()
         self._scores = tuple(st.scores)
         self._penalties = tuple(st.penalties)
-        rows = [r[:] for r in st.rows]
+        self._before = rows = [r[:] for r in st.rows]
         hands = [h[:] for h in st.hands]
         n = st.n_players
         if self._round_hooks[0]:

@@ -18,6 +18,19 @@ if TYPE_CHECKING:
     from typing import Any, NamedTuple
 
     from .engine import State
+
+    # A table not made yet: the ``Table`` fields, ``rows`` as lists that nothing changes any
+    # more (the runner's: the log's copy of the rows before the turn).
+    Pending = tuple[
+        Sequence[Sequence[int]],
+        tuple[int, ...],
+        tuple[int, ...],
+        tuple[tuple[int, ...], ...],
+        tuple[int, ...],
+        int,
+        int,
+        int,
+    ]
 else:
     from ._tuples import NamedTuple
 
@@ -61,7 +74,7 @@ class View:
 
     # The runner makes a turn's views without calling ``__init__`` and sets every one of these
     # itself (``MatchRunner._play_turn``): a slot added here is added there too.
-    __slots__ = ("card", "current", "hand", "seat", "table", "time_left")
+    __slots__ = ("_pending", "_table", "card", "current", "hand", "seat", "time_left")
 
     def __init__(
         self,
@@ -74,43 +87,69 @@ class View:
     ) -> None:
         self.seat = seat
         self.hand = hand
-        self.table = table
+        self._table: Table | None = table
+        # What the table is made of, until it is made (a runner's views, ``Pending``): the
+        # runner's views make their table on the first read of one of its fields, so a turn
+        # whose agents read only their hands makes none.
+        self._pending: Pending | None = None
         self.time_left = time_left
         self.card = card
         self.current = current
 
-    # The shared table, read through properties so making a view stays cheap.
+    @property
+    def table(self) -> Table:
+        """The public part of the view, shared by the seats' views of the same moment."""
+        t = self._table
+        return t if t is not None else self._load()
+
+    def _load(self) -> Table:
+        pending = self._pending
+        assert pending is not None  # a view has a table or what it is made of
+        self._table = table = pending_table(pending)
+        self._pending = None
+        return table
+
+    # The shared table, read through properties so making a view stays cheap (each reads the
+    # slot itself rather than through ``table``: one property call, not two).
     @property
     def rows(self) -> Rows:
-        return self.table.rows
+        t = self._table
+        return (t if t is not None else self._load()).rows
 
     @property
     def scores(self) -> tuple[int, ...]:
-        return self.table.scores
+        t = self._table
+        return (t if t is not None else self._load()).scores
 
     @property
     def penalties(self) -> tuple[int, ...]:
-        return self.table.penalties
+        t = self._table
+        return (t if t is not None else self._load()).penalties
 
     @property
     def revealed(self) -> tuple[tuple[int, ...], ...]:
-        return self.table.revealed
+        t = self._table
+        return (t if t is not None else self._load()).revealed
 
     @property
     def starters(self) -> tuple[int, ...]:
-        return self.table.starters
+        t = self._table
+        return (t if t is not None else self._load()).starters
 
     @property
     def round(self) -> int:
-        return self.table.round
+        t = self._table
+        return (t if t is not None else self._load()).round
 
     @property
     def turn(self) -> int:
-        return self.table.turn
+        t = self._table
+        return (t if t is not None else self._load()).turn
 
     @property
     def n_players(self) -> int:
-        return self.table.n_players
+        t = self._table
+        return (t if t is not None else self._load()).n_players
 
     def __repr__(self) -> str:
         return (
@@ -156,7 +195,7 @@ class View:
 
     def cheapest_row(self) -> int:
         """The row with the fewest heads (ties: fewer cards, then the lower index)."""
-        return engine.cheapest_row(self.table.rows)
+        return engine.cheapest_row(self.rows)
 
     # -- what is known about the cards -----------------------------------------------------
     def seen(self) -> set[int]:
@@ -251,6 +290,10 @@ def new_table(
 
 
 _tuple_new = tuple.__new__
+
+def pending_table(pending: Pending) -> Table:
+    """The ``Table`` of ``pending``: its rows made tuples."""
+    return _tuple_new(Table, (tuple(map(tuple, pending[0])), *pending[1:]))
 
 
 def observe(
