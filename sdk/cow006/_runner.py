@@ -158,19 +158,9 @@ class MatchRunner:
         # unless an ``on_round_end`` hook, handed the round's entry, changes it: then each
         # turn's table is made before its views are handed out, as a snapshot of its own.
         self._lazy = not self._round_hooks[1]
-        self._starters: tuple[int, ...] = ()
-        self._revealed: tuple[tuple[int, ...], ...] = ()
-        # What the views of this moment share, kept as tuples between the turns that change
-        # them: the totals change once a round, this round's penalties only with a take.
-        self._scores: tuple[int, ...] = ()
-        self._penalties: tuple[int, ...] = ()
-        # The rows before the next turn, as the log holds them: the round's deal, then the
-        # rows of the last turn's record.  Lists that nothing changes once they are in the log.
-        self._before: list[list[int]] = []
-        # The current turn's table (None: not made yet) and what it is made of, also for its
+        # What the current turn's table is made of (and the table once made), also for its
         # take-row views.
-        self._table: Table | None = None
-        self._pending: Pending | None = None
+        self._pending: Pending = [None]
 
     # -- faults ----------------------------------------------------------------------------
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
@@ -230,10 +220,7 @@ class MatchRunner:
         if not self.forfeited[seat]:
             # Only the turn's lowest card can be below every row end, and it is placed first:
             # the table is still the one the turn's cards were played on.
-            table = self._table
-            if table is None:
-                assert self._pending is not None
-                self._table = table = pending_table(self._pending)
+            table = pending_table(self._pending)
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
@@ -247,60 +234,78 @@ class MatchRunner:
                 self._guard(seat, exc)
         return st.cheapest_row()  # fallback_row(st.rows), from the rule's columns
 
-    def _play_turn(self) -> Turn:
+    def _play_turns(
+        self, starters: tuple[int, ...], rows: list[list[int]]
+    ) -> list[Turn]:
+        """Play the round's turns (its deal is made: ``starters``, and the log's copy of its
+        ``rows``); returns their records."""
         st = self.state
-        self._pending = pending = (
-            self._before,
-            self._scores,
-            self._penalties,
-            self._revealed,
-            self._starters,
-            st.round,
-            st.turn,
-            st.n_players,
-        )
-        table = None if self._lazy else pending_table(pending)
+        # Read once a round: every turn of every match runs the loop below.
+        n = st.n_players
         hands = st.hands
         new_view = object.__new__
         plays = self._plays
         forfeited = self.forfeited
-        cards: list[int] = []
-        for seat in range(st.n_players):
-            hand = hands[seat]
-            if not forfeited[seat]:
-                try:
-                    # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
-                    # (four views a turn): the same slots, set here.
-                    view = new_view(View)
-                    view.seat = seat
-                    view.hand = tuple(hand)
-                    view._table = table
-                    view._pending = pending
-                    view.time_left = view.card = view.current = None
-                    card = plays[seat](view)
-                    if table is None:
-                        # This agent's read made the table: the next views share it.
-                        table = view._table
-                    if type(card) is int and card in hand:
-                        cards.append(card)
-                        continue
-                    if type(card) is not int:
-                        raise BotFault(
-                            FaultKind.BAD_TYPE,
-                            f"seat {seat} played {card!r}, which is not an integer",
-                        )
-                    engine.check_card(st, seat, card)
-                except (Exception, SystemExit) as exc:
-                    self._guard(seat, exc)
-            cards.append(fallback_card(hand))
-        self._table = table
-        takes = engine.play_turn(st, cards, self._choose_row)
-        self._revealed += (tuple(cards),)
-        if takes:
-            self._penalties = tuple(st.penalties)
-        # The log's copy of the rows, which is also the next turn's table's.
-        self._before = after = [*map(list.copy, st.rows)]
-        return {"cards": cards, "takes": takes, "rows": after}
+        choose_row = self._choose_row
+        play_turn = engine.play_turn
+        copy = list.copy
+        lazy = self._lazy
+        # What the views of a turn share, kept as tuples between the turns that change them:
+        # the totals change once a round, this round's penalties only with a take.
+        scores = tuple(st.scores)
+        penalties = tuple(st.penalties)
+        revealed: tuple[tuple[int, ...], ...] = ()
+        before = rows  # the rows before the turn, as the log holds them: lists no one changes
+        turns: list[Turn] = []
+        for _ in range(HAND_SIZE):
+            self._pending = pending = [
+                None,
+                before,
+                scores,
+                penalties,
+                revealed,
+                starters,
+                st.round,
+                st.turn,
+                n,
+            ]
+            table = None if lazy else pending_table(pending)
+            cards: list[int] = []
+            for seat in range(n):
+                hand = hands[seat]
+                if not forfeited[seat]:
+                    try:
+                        # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
+                        # (four views a turn), and with what the table is made of: the same
+                        # slots, set here.
+                        view = new_view(View)
+                        view.seat = seat
+                        view.hand = tuple(hand)
+                        view._table = table
+                        view._pending = pending
+                        view.time_left = view.card = view.current = None
+                        card = plays[seat](view)
+                        if type(card) is int and card in hand:
+                            cards.append(card)
+                            continue
+                        if type(card) is not int:
+                            raise BotFault(
+                                FaultKind.BAD_TYPE,
+                                f"seat {seat} played {card!r}, which is not an integer",
+                            )
+                        engine.check_card(st, seat, card)
+                    except (Exception, SystemExit) as exc:
+                        self._guard(seat, exc)
+                cards.append(fallback_card(hand))
+            # Each card is an int in its seat's hand (the test above, or the fallback's own).
+            takes = play_turn(st, cards, choose_row, True)
+            revealed += (tuple(cards),)
+            if takes:
+                penalties = tuple(st.penalties)
+            # The log's copy of the rows, which is also the next turn's table's.
+            before = [*map(copy, st.rows)]
+            turns.append({"cards": cards, "takes": takes, "rows": before})
+        return turns
 
     # -- the match -------------------------------------------------------------------------
     def play_round(self) -> Round:
@@ -310,31 +315,27 @@ class MatchRunner:
             engine.start_round(st, *self.deals[r])
         else:
             engine.deal_round(st, self.rng)
-        self._starters = tuple([r[0] for r in st.rows])
-        self._revealed = ()
-        self._scores = tuple(st.scores)
-        self._penalties = tuple(st.penalties)
-        self._before = rows = [r[:] for r in st.rows]
-        hands = [h[:] for h in st.hands]
+        starters = tuple([r[0] for r in st.rows])
+        rows = [*map(list.copy, st.rows)]
+        hands = [*map(list.copy, st.hands)]
         n = st.n_players
         if self._round_hooks[0]:
             table = new_table(
                 tuple(map(tuple, st.rows)),
-                self._scores,
-                self._penalties,
+                tuple(st.scores),
+                tuple(st.penalties),
                 (),
-                self._starters,
+                starters,
                 st.round,
                 st.turn,
                 n,
             )
             for seat in range(n):
                 self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
-        turns = [self._play_turn() for _ in range(HAND_SIZE)]
         entry: Round = {
             "rows": rows,
             "hands": hands,
-            "turns": turns,
+            "turns": self._play_turns(starters, rows),
             "penalties": engine.finish_round(st),
         }
         if self._round_hooks[1]:

@@ -19,18 +19,10 @@ if TYPE_CHECKING:
 
     from .engine import State
 
-    # A table not made yet: the ``Table`` fields, ``rows`` as lists that nothing changes any
-    # more (the runner's: the log's copy of the rows before the turn).
-    Pending = tuple[
-        Sequence[Sequence[int]],
-        tuple[int, ...],
-        tuple[int, ...],
-        tuple[tuple[int, ...], ...],
-        tuple[int, ...],
-        int,
-        int,
-        int,
-    ]
+    # A table not made yet, shared by the views of one moment (a runner's turn): the table
+    # once made, or None; then the ``Table`` fields, ``rows`` as lists that nothing changes
+    # any more (the log's copy of the rows before the turn).
+    Pending = list[Any]
 else:
     from ._tuples import NamedTuple
 
@@ -292,8 +284,11 @@ def new_table(
 _tuple_new = tuple.__new__
 
 def pending_table(pending: Pending) -> Table:
-    """The ``Table`` of ``pending``: its rows made tuples."""
-    return _tuple_new(Table, (tuple(map(tuple, pending[0])), *pending[1:]))
+    """The table ``pending`` is made of (``Pending``), made the first time it is asked for."""
+    table: Table | None = pending[0]
+    if table is None:
+        table = pending[0] = _tuple_new(Table, (tuple(map(tuple, pending[1])), *pending[2:]))
+    return table
 
 
 def observe(

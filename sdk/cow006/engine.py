@@ -357,16 +357,24 @@ def check_row(seat: int, row: Any) -> int:
 # -- a turn -------------------------------------------------------------------------------
 
 
-def reveal(state: State, cards: Sequence[int]) -> list[int]:
+def reveal(state: State, cards: Sequence[int], checked: bool = False) -> list[int]:
     """Reveal one card per seat: they leave the hands; returns the seats in resolution order.
 
     A card that is not in its seat's hand raises CardNotInHandError and no hand changes.
+    ``checked``: the caller has made sure that each card is an ``int`` in its seat's hand (the
+    runner does, as it replaces a bad card by a fallback), and no card is checked again.
     """
     if state.turn >= HAND_SIZE:
         raise SetupError("no turn to play: the round is over")
     if len(cards) != state.n_players:
         raise SetupError(f"{len(cards)} cards revealed for {state.n_players} players")
     hands = state.hands
+    if checked:
+        # The cards leave the hands in one C loop (``remove`` returns None: ``any`` runs it to
+        # the end); a match reveals every turn through here.
+        any(map(list.remove, hands, cards))
+        state.revealed.append(list(cards))
+        return sorted(range(len(cards)), key=cards.__getitem__)
     for seat, card in enumerate(cards):
         # Taking the card out of the hand is the membership check (a bool is not a card).
         if type(card) is int:
@@ -448,11 +456,22 @@ def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[T
     return takes
 
 
-def play_turn(state: State, cards: Sequence[int], choose_row: ChooseRow) -> list[Take]:
-    """One whole turn: reveal the seats' cards, then resolve them in ascending order."""
-    # ``resolve(state, reveal(state, cards), choose_row)``, one call less: every match plays
-    # every turn through here.
-    order = reveal(state, cards)
+def play_turn(
+    state: State, cards: Sequence[int], choose_row: ChooseRow, checked: bool = False
+) -> list[Take]:
+    """One whole turn: reveal the seats' cards, then resolve them in ascending order.
+
+    ``checked``: as for ``reveal``, the caller has checked that each card is in its hand.
+    """
+    # ``resolve(state, reveal(state, cards, checked), choose_row)``, calls less: every match
+    # plays every turn through here.
+    if checked and state.turn < HAND_SIZE and len(cards) == state.n_players:
+        # ``reveal``'s checked case, written out.
+        any(map(list.remove, state.hands, cards))
+        state.revealed.append(list(cards))
+        order = sorted(range(len(cards)), key=cards.__getitem__)
+    else:
+        order = reveal(state, cards, checked)  # it raises, or checks the cards
     takes = _settle(state, order, state.revealed[-1], choose_row)
     state.turn += 1  # end_turn
     return takes
