@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Sequence
-from typing import Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from . import engine
 from ._agent import Agent, MatchInfo
 from ._errors import IllegalMoveError, SetupError
 from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
-from ._view import Table, View, new_table, pending_table
+from ._view import View, new_table, pending_table
 from .cards import HAND_SIZE
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
 
 Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._view import Pending
 
@@ -234,9 +234,7 @@ class MatchRunner:
                 self._guard(seat, exc)
         return st.cheapest_row()  # fallback_row(st.rows), from the rule's columns
 
-    def _play_turns(
-        self, starters: tuple[int, ...], rows: list[list[int]]
-    ) -> list[Turn]:
+    def _play_turns(self, starters: tuple[int, ...], rows: list[list[int]]) -> list[Turn]:
         """Play the round's turns (its deal is made: ``starters``, and the log's copy of its
         ``rows``); returns their records."""
         st = self.state
@@ -246,7 +244,9 @@ class MatchRunner:
         new_view = object.__new__
         plays = self._plays
         forfeited = self.forfeited
-        choose_row = self._choose_row
+        # No seat's agent has its own ``take_row``: every seat takes the cheapest row (so does
+        # a forfeited seat's fallback), which the engine finds itself, with no call.
+        choose_row = None if all(self._default_take_row) else self._choose_row
         play_turn = engine.play_turn
         copy = list.copy
         lazy = self._lazy
@@ -254,16 +254,26 @@ class MatchRunner:
         # the totals change once a round, this round's penalties only with a take.
         scores = tuple(st.scores)
         penalties = tuple(st.penalties)
-        revealed: tuple[tuple[int, ...], ...] = ()
+        revealed: list[tuple[int, ...]] = []  # the turns so far; a table takes its first ones
         before = rows  # the rows before the turn, as the log holds them: lists no one changes
         turns: list[Turn] = []
-        for _ in range(HAND_SIZE):
+        # A view no agent kept is made again in place for the next seat, instead of a new one
+        # (an object made and freed each seat and turn costs more than the rest of the view),
+        # the way CPython's own ``zip`` reuses its tuples: only when nothing but this function
+        # holds it, which its reference count tells, measured here on a view no one else has
+        # seen (the same test below, so an interpreter that counts differently compares like
+        # with like).  A view an agent keeps is never touched again.
+        getrefcount = sys.getrefcount
+        view = new_view(View)
+        alone = getrefcount(view)
+        for played in range(HAND_SIZE):
             self._pending = pending = [
                 None,
                 before,
                 scores,
                 penalties,
                 revealed,
+                played,
                 starters,
                 st.round,
                 st.turn,
@@ -276,9 +286,10 @@ class MatchRunner:
                 if not forfeited[seat]:
                     try:
                         # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
-                        # (four views a turn), and with what the table is made of: the same
-                        # slots, set here.
-                        view = new_view(View)
+                        # (four views a turn), and with what the table is made of: every one
+                        # of the slots, set here (an agent may have changed a view it let go).
+                        if getrefcount(view) != alone:  # kept: a new one
+                            view = new_view(View)
                         view.seat = seat
                         view.hand = tuple(hand)
                         view._table = table
@@ -299,7 +310,7 @@ class MatchRunner:
                 cards.append(fallback_card(hand))
             # Each card is an int in its seat's hand (the test above, or the fallback's own).
             takes = play_turn(st, cards, choose_row, True)
-            revealed += (tuple(cards),)
+            revealed.append(tuple(cards))
             if takes:
                 penalties = tuple(st.penalties)
             # The log's copy of the rows, which is also the next turn's table's.

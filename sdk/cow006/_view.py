@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from .engine import State
 
     # A table not made yet, shared by the views of one moment (a runner's turn): the table
-    # once made, or None; then the ``Table`` fields, ``rows`` as lists that nothing changes
-    # any more (the log's copy of the rows before the turn).
+    # once made, or None; then the ``Table`` fields, but ``rows`` as lists that nothing
+    # changes any more (the log's copy of the rows before the turn) and ``revealed`` as a
+    # list of turns that only grows, followed by how many of them are revealed.
     Pending = list[Any]
 else:
     from ._tuples import NamedTuple
@@ -283,11 +284,15 @@ def new_table(
 
 _tuple_new = tuple.__new__
 
+
 def pending_table(pending: Pending) -> Table:
     """The table ``pending`` is made of (``Pending``), made the first time it is asked for."""
     table: Table | None = pending[0]
     if table is None:
-        table = pending[0] = _tuple_new(Table, (tuple(map(tuple, pending[1])), *pending[2:]))
+        rows, scores, penalties, revealed, known, *rest = pending[1:]
+        table = pending[0] = _tuple_new(
+            Table, (tuple(map(tuple, rows)), scores, penalties, tuple(revealed[:known]), *rest)
+        )
     return table
 
 

@@ -49,8 +49,10 @@ if TYPE_CHECKING:
 
     from .log import Take
 
-    # choose_row(seat, card) -> row index; asked only for a card below every row end.
-    ChooseRow = Callable[[int, int], Any]
+    # choose_row(seat, card) -> row index; asked only for a card below every row end.  None:
+    # every seat takes the cheapest row (``State.cheapest_row``, what ``Agent.take_row`` and
+    # the fallback take), and no one is asked.
+    ChooseRow = Callable[[int, int], Any] | None
 
 
 class State:
@@ -202,11 +204,15 @@ def rule_rows(
 ) -> tuple[list[int], list[int], list[int], list[int]]:
     """``rows`` (by index) as the rule reads them: ends ascending, and those rows' sizes,
     heads and indices."""
-    by_end = sorted(range(len(rows)), key=lambda i: rows[i][-1])
+    # Two comprehensions and C calls (every round starts here): the ends by row, the rows'
+    # order by their ends, then the rows in that order.
+    ends = [r[-1] for r in rows]
+    by_end = sorted(range(len(rows)), key=ends.__getitem__)
+    ordered = [*map(rows.__getitem__, by_end)]
     return (
-        [rows[i][-1] for i in by_end],
-        [len(rows[i]) for i in by_end],
-        [heads_of(rows[i]) for i in by_end],
+        [*map(ends.__getitem__, by_end)],
+        [*map(len, ordered)],
+        [sum(map(HEADS.__getitem__, r)) for r in ordered],  # heads_of, without its calls
         by_end,
     )
 
@@ -424,9 +430,12 @@ def _settle(
         else:
             # Below every end: the player chooses, before anything changes (a bad row raises;
             # ``check_row``'s test, written out, as a call costs more than the test).
-            row = choose_row(seat, card)
-            if type(row) is not int or not 0 <= row < N_ROWS:
-                check_row(seat, row)
+            if choose_row is None:
+                row = state.cheapest_row()
+            else:
+                row = choose_row(seat, card)
+                if type(row) is not int or not 0 <= row < N_ROWS:
+                    check_row(seat, row)
             p = by_end.index(row)
             got = lay(ends, sizes, heads, (card,), p)
             del by_end[p]
