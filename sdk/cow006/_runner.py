@@ -8,10 +8,11 @@ faults, and recording everything as a ``cow006-match-1`` log.  Agents may be in-
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from . import engine
@@ -37,6 +38,10 @@ class MatchOptions(TypedDict, total=False):
     settings: dict[str, Any] | None  # free-form match configuration, told to the agents
     agent_seeds: Sequence[int] | None  # the agents' own seeds, one per seat (a log's)
 
+
+# An interpreter that does not count references (``sys.getrefcount`` is CPython's): no view is
+# ever known to be let go, as NaN equals nothing, not even itself (``MatchRunner._play_turns``).
+_getrefcount: Callable[[object], float] = getattr(sys, "getrefcount", lambda obj: math.nan)
 
 # Agent seeds and match seeds are in 0 .. 2**63 - 1 (a signed BIGINT, a JSON integer).
 MAX_SEED = 2**63 - 1
@@ -263,7 +268,7 @@ class MatchRunner:
         # holds it, which its reference count tells, measured here on a view no one else has
         # seen (the same test below, so an interpreter that counts differently compares like
         # with like).  A view an agent keeps is never touched again.
-        getrefcount = sys.getrefcount
+        getrefcount = _getrefcount
         view = new_view(View)
         alone = getrefcount(view)
         for played in range(HAND_SIZE):
