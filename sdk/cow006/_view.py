@@ -1,7 +1,10 @@
 """What one seat may see: its own hand, the table, the totals and this round's reveals.
 
 A ``View`` never holds another seat's hand or the undealt cards.  It is a read-only snapshot
-made of tuples, so an agent can keep it and cannot change the match through it.
+made of tuples, so an agent can keep it and cannot change the match through it.  A runner's
+view makes its table (``Table``, what the seats' views of one moment share) when an agent first
+reads a field of it, from copies that nothing changes any more (``pending_table``): a turn
+whose agents read only their hands makes no table at all.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ class View:
     """
 
     # The runner makes a turn's views without calling ``__init__`` and sets every one of these
-    # itself (``MatchRunner._play_turn``): a slot added here is added there too.
+    # itself (``MatchRunner._play_turns``): a slot added here is added there too.
     __slots__ = ("_pending", "_table", "card", "current", "hand", "seat", "time_left")
 
     def __init__(

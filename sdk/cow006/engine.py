@@ -16,7 +16,9 @@ places one card at a time, a simulation a whole turn in one call.
 Every public transition checks what it is given (``SetupError``, ``CardNotInHandError``,
 ``InvalidRowError``).  A caller that has checked each decision itself (the runner, which has
 to replace a bad card by a fallback anyway) pays nothing extra: the checks are the cheap ones
-the transitions need to do their work, and a round dealt by ``deal_round`` needs none.
+the transitions need to do their work, a round dealt by ``deal_round`` needs none, and the
+cards of a turn the caller has checked (``play_turn(..., checked=True)``) are not checked
+again.
 """
 
 from __future__ import annotations
