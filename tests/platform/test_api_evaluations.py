@@ -163,3 +163,45 @@ def test_a_run_uses_the_ladders_limits(api: Api) -> None:
         "/api/evaluations", json={"version_id": w["b"], "ladder_id": w["lid"]}, headers=w["alice"]
     ).json()
     assert (run["decision_time"], run["time_bank"]) == (0.5, 3.0)
+
+
+def test_evaluation_matches_keep_to_their_slots_and_share(api: Api) -> None:
+    """A run's matches are their own class: within ``evaluation_slots``, and while ladder
+    work waits, within ``evaluation_share`` of the latest matches started."""
+    from datetime import timedelta
+
+    from helpers.api import new_match
+
+    from cow006_platform import workclasses
+    from cow006_platform.models import MatchKind, MatchStatus, utcnow
+
+    w = _world(api)
+    settings = api.client.app.state.settings  # type: ignore[attr-defined]
+    f = api.session_factory
+    run = api.client.post(
+        "/api/evaluations",
+        json={"version_id": w["b"], "ladder_id": w["lid"], "matches": 6},
+        headers=w["alice"],
+    ).json()
+    admitted = [m for m in _matches(api, run["id"]) if not m.held]
+    assert len(admitted) == 1  # evaluation_slots = 1
+    assert workclasses.release_challenges(f, settings) == []  # the slot is taken
+    play_and_finish(f, admitted[0].id)
+    # The run's match just took the latest minute alone, and a ladder match now waits:
+    # its share (1.0) is past evaluation_share, so nothing more is admitted.
+    waiting = new_match(f, kind=MatchKind.ladder, version_ids=w["pool"][:3], ladder_id=w["lid"])
+    with db.session_scope(f) as session:
+        done = session.get(models.Match, admitted[0].id)
+        assert done is not None
+        done.started_at = utcnow() - timedelta(seconds=20)
+    assert workclasses.release_challenges(f, settings) == []
+    # Once no ladder work waits, the slot alone decides: the next match of the run goes.
+    with db.session_scope(f) as session:
+        m = session.get(models.Match, waiting)
+        assert m is not None
+        m.status = MatchStatus.failed
+    released = workclasses.release_challenges(f, settings)
+    assert len(released) == 1
+    with f() as session:
+        kind = session.get(models.Match, released[0]).kind  # type: ignore[union-attr]
+    assert kind is MatchKind.evaluation
