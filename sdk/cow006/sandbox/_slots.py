@@ -80,8 +80,16 @@ class Lease:
                 # cgroup leaves only zombies: those inside the sandbox's pid namespace are
                 # reaped by the kernel before its pid 1 is, and the processes outside it
                 # (the outer one, pid 1 when orphaned to this subreaper) are this host's
-                # children in the lease's process group.  No scan of /proc is needed.
-                self.clean = emptied and _reap_group(self.group)
+                # children in the lease's process group.  No scan of /proc is needed.  The
+                # group is reaped whatever the cgroup said: a slot not emptied at once (or a
+                # group not reaped in time) falls back to the scan, which kills and reaps
+                # what is left, so no zombie of the slot uid outlives its lease.
+                self.clean = _reap_group(self.group) and emptied
+                if not self.clean:
+                    self.killed, self.clean = purge_uid(self.uid)
+                    if not slot.empty():
+                        emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
+                    self.clean = self.clean and slot.empty()
                 if self.clean:
                     _mark(self.lock_fd, _CLEAN)
             elif is_root():
