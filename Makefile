@@ -45,6 +45,7 @@ test-fast: $(STAMP)
 # Regenerates what docs hold generated from the code (the table of settings).
 docs: $(STAMP)
 	$(PY) -m cow006_platform.settings docs/operations.md
+	cp docs/bot-guide.md platform/cow006_platform/web/guide/bot-guide.md
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -2,7 +2,7 @@
 # The system packages the arena needs beyond Python packages, for `make run` (`run`) or for
 # `make test` (`test`): bubblewrap and libseccomp2 (the sandbox uploaded bots run in; the
 # arena refuses to run them without it), and for the tests also node (the JavaScript example
-# bot) and chromium (the web pages' browser tests drive Debian's Chromium through Playwright;
+# bot), g++ with the static C and C++ libraries (the C++ starter kit, built static) and chromium (the web pages' browser tests drive Debian's Chromium through Playwright;
 # they fail without it when CI=true).
 # Installs what is missing with apt when running as root; otherwise says what to do.
 set -euo pipefail
@@ -14,6 +14,8 @@ libs=$(/sbin/ldconfig -p 2>/dev/null || ldconfig -p 2>/dev/null || true)
 [[ $libs == *libseccomp.so.2* ]] || need+=(libseccomp2)
 if [[ $mode == test ]]; then
   command -v node >/dev/null 2>&1 || need+=(nodejs)
+  command -v g++ >/dev/null 2>&1 || need+=(g++)
+  [[ -e /usr/lib/x86_64-linux-gnu/libc.a ]] || need+=(libc6-dev)
   [[ -x /usr/bin/chromium ]] || need+=(chromium)
 fi
 

@@ -4,7 +4,8 @@ The executor is always given: the Celery workers' in production (``cow006 api``:
 factory ``cow006_workers.serve:api_app``), the worker code run in this process on a single
 machine (``uvicorn --factory cow006_workers.embedded:embedded_app``): the platform itself
 never plays a match.  The REST API lives under ``/api`` (OpenAPI at ``/docs`` and
-``/openapi.json``); every error is JSON ``{"detail": ...}``.  On startup the database schema
+``/openapi.json``); every error there is JSON ``{"detail": ...}``, and an HTML page anywhere
+else on the site (``answers``: also HEAD and gzip).  On startup the database schema
 is brought up to date (Alembic migrations when the package has them, else
 ``metadata.create_all`` for a fresh database).
 """
@@ -15,26 +16,41 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request, Response
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy import Engine
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from cow006.untrusted import clean_data
 
 from . import crud, db, debris, models
+from .answers import GZIP_LEVEL, GZIP_MIN_BYTES, GZip, HeadAsGet, is_api, page_sentence
 from .cache import PageCache, PublicCacheMiddleware
-from .deps import document_security, optional_user
+from .deps import document_security, optional_user, web_user
 from .executor import Executor
 from .limits import RequestLimits, strict_query
-from .routers import agents, challenges, ladders, leagues, matches, ops, tokens, users
+from .routers import (
+    agents,
+    challenges,
+    evaluations,
+    ladders,
+    leagues,
+    matches,
+    ops,
+    tokens,
+    users,
+)
 from .routers.common import ERR_400, ERR_401, ERR_403, ERR_429
 from .settings import Settings
 from .web import apidocs
 from .web import router as web_router
+from .web.routes import error_page
 
 MIGRATIONS = Path(__file__).parent / "migrations" / "versions"
 ECHO_LIMIT = 200  # characters of a caller's input echoed back in a 422
@@ -60,7 +76,7 @@ def api_router() -> APIRouter:
         dependencies=[Depends(strict_query), Depends(optional_user)],
         responses={**ERR_400, **ERR_401, **ERR_403, **ERR_429},
     )
-    for module in (users, tokens, agents, ladders, leagues, challenges, matches):
+    for module in (users, tokens, agents, ladders, leagues, challenges, evaluations, matches):
         api.include_router(module.router)
     return api
 
@@ -129,14 +145,34 @@ def create_app(settings: Settings, executor: Executor) -> FastAPI:
     app.add_middleware(PublicCacheMiddleware)
     # Outside the cache: body caps and anonymous uploads are refused before anything else.
     app.add_middleware(RequestLimits)
+    # Outside both: what the cache answers compressed passes through (Content-Encoding set).
+    app.add_middleware(GZip, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
+    app.add_middleware(HeadAsGet)  # outermost: everything inside sees the GET
     app.include_router(api_router())
     app.include_router(web_router)
     app.include_router(apidocs.router)
     ops.install(app)  # /healthz, /readyz, /metrics (outside /api and the schema)
     document_security(app)  # public operations carry no security requirement
 
+    async def page_error(request: Request, code: int, detail: object, headers: Any) -> Response:
+        """An error of the site's pages: error.html, the header knowing who is signed in."""
+        try:
+            await web_user(request)
+        except Exception:  # the database is down: the error page still renders
+            request.state.signed_in = None
+        return error_page(request, HTTPException(code, page_sentence(code, detail), headers))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # A route's own error, an unknown path (404) or a method it does not take (405).
+        if is_api(request.url.path):
+            return await http_exception_handler(request, exc)
+        return await page_error(request, exc.status_code, exc.detail, exc.headers)
+
     @app.exception_handler(RequestValidationError)
-    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        if not is_api(request.url.path):  # a page's query: one sentence, nothing echoed
+            return await page_error(request, 422, None, None)
         # FastAPI's own 422 echoes the input, and the input is the caller's: a lone surrogate
         # ("\\ud800", which json.loads accepts) cannot be encoded, and the answer was a 500.
         # Every string of the errors is cleaned and bounded (a 64 KiB value is not echoed).
@@ -144,9 +180,15 @@ def create_app(settings: Settings, executor: Executor) -> FastAPI:
         return JSONResponse({"detail": detail}, status_code=422)
 
     @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        # A bug, not bad input: the client gets JSON like every other error, without the
-        # details (Starlette re-raises the exception after this, so the server logs it).
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # A bug, not bad input: the client gets the error without the details (Starlette
+        # re-raises the exception after this, so the server logs it).
+        if not is_api(request.url.path):
+            try:
+                request.state.signed_in = None  # no database call from a failing request
+                return error_page(request, HTTPException(500, page_sentence(500, None)))
+            except Exception:
+                logging.getLogger(__name__).exception("the error page could not be rendered")
         return JSONResponse({"detail": "internal server error"}, status_code=500)
 
     return app

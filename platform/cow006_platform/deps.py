@@ -7,6 +7,10 @@ another scheme, garbage (a client with a bad token should learn so, not silently
 anonymous view).  A disabled or pending user's token is a 403 with the reason.  Refused tokens
 are counted per client address (``throttle``): past the limit, that address gets 429.
 
+The web pages read their signed-in user from the session cookie instead (``web_user``,
+``websession``): the API never does, so a cookie cannot make a cross-site request act as
+its owner there.
+
 The OpenAPI document says which operations need a token (``current_user``), which take one
 optionally (``OptionalUser``) and which are public (``document_security``).
 """
@@ -23,7 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
-from . import security, throttle
+from . import security, throttle, websession
 from .crud import Paging
 from .executor import Executor
 from .models import ApiToken, User
@@ -138,6 +142,18 @@ def _too_many_failures(retry_after: int) -> HTTPException:
     )
 
 
+def blocked(request: Request, address: str) -> HTTPException | None:
+    """The 429 of an address past its limit of refused tokens, or None."""
+    wait = _blocklist(request).retry_after(address)
+    return None if wait is None else _too_many_failures(wait)
+
+
+async def refused_token(request: Request, address: str, detail: str) -> HTTPException:
+    """Count a refused token of ``address`` (the sign-in form counts with the API): the 401
+    to answer, or the 429 once the address is past its limit."""
+    return await _refused(request, address, detail)
+
+
 async def optional_user(request: Request) -> User | None:
     """The caller, or None for an anonymous request (no Authorization header; no query).
 
@@ -227,7 +243,13 @@ def document_security(app: FastAPI) -> None:
     required = _bearer.scheme_name
     optional = _optional_bearer.scheme_name
 
+    done: list[dict[str, Any]] = []
+
     def openapi() -> dict[str, Any]:
+        # Rewritten once: FastAPI hands back the same cached dict on every call, and a second
+        # rewrite read the first one's output (optional operations then said "token needed").
+        if done:
+            return done[0]
         schema = generate()
         for operations in schema.get("paths", {}).values():
             for op in operations.values():
@@ -238,6 +260,7 @@ def document_security(app: FastAPI) -> None:
                     op["security"] = [{}, {required: []}]
         schemes = schema.get("components", {}).get("securitySchemes", {})
         schemes.pop(optional, None)
+        done.append(schema)
         return schema
 
     # FastAPI's documented way to change the schema is to replace the method.
@@ -258,3 +281,35 @@ PagingDep = Annotated[Paging, Depends(get_paging)]
 # Path and query ids, bounded to what the databases can hold (see schemas.MAX_ID).
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]
 IdQuery = Annotated[int | None, Query(ge=1, le=MAX_ID)]
+
+
+# --- the web pages' signed-in user (the session cookie) ------------------------------------
+
+
+def _session_user(factory: sessionmaker[Session], secret: str) -> User | None:
+    with factory() as session:
+        return websession.find(session, secret)
+
+
+async def web_user(request: Request) -> websession.SignedIn | None:
+    """The browser's signed-in user from its session cookie, or None (no cookie, a malformed
+    one, or a session that ended: the page is then the anonymous one, never an error).
+
+    Left in ``request.state.signed_in`` for the templates; looked up once per request.
+    """
+    state = request.state
+    if hasattr(state, "signed_in"):
+        found: websession.SignedIn | None = state.signed_in
+        return found
+    state.signed_in = None
+    secret = request.cookies.get(websession.COOKIE)
+    if secret is None or not websession.well_formed(secret):
+        return None
+    factory = request.app.state.read_session_factory
+    user = await run_in_threadpool(_session_user, factory, secret)
+    if user is not None:
+        state.signed_in = websession.SignedIn(user, secret)
+    return state.signed_in
+
+
+WebUser = Annotated[websession.SignedIn | None, Depends(web_user)]

@@ -63,7 +63,8 @@ def _enum(cls: type[enum.Enum]) -> Enum:
 VersionStatus = enum.StrEnum("VersionStatus", "pending active rejected")
 LadderState = enum.StrEnum("LadderState", "open paused closed")
 LeagueState = enum.StrEnum("LeagueState", "scheduled running finished")
-MatchKind = enum.StrEnum("MatchKind", "ladder league challenge")
+MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation")
+EvaluationDecision = enum.StrEnum("EvaluationDecision", "promoted discarded")
 MatchStatus = enum.StrEnum("MatchStatus", "queued running finished failed")
 
 
@@ -112,6 +113,25 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
 
     user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class WebSession(Base):
+    """A browser's signed-in session (``cow006_platform.websession``): the sha256 of the
+    secret in its HttpOnly cookie, the API token it was opened with (revoking that token, or
+    its expiry, ends the session too) and when it ends.  Signing out deletes the row."""
+
+    __tablename__ = "web_sessions"
+    __table_args__ = (
+        Index("ix_web_sessions_user", "user_id"),
+        Index("ix_web_sessions_expires", "expires_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    token_id: Mapped[int] = mapped_column(ForeignKey("api_tokens.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Invite(Base):
@@ -323,6 +343,37 @@ class LeagueEntrant(Base):
     version: Mapped[AgentVersion] = relationship()
 
 
+class Evaluation(Base):
+    """An evaluation run: version B (and optionally A, on the same plan) against a pool.
+
+    Its matches (kind ``evaluation``, unrated, held until ``workclasses`` admits them) carry
+    ``evaluation_id`` and ``evaluation_slot``: the slot's seed, seats and opponents are the
+    same for A and B.  The limits are copied from the ladder the pool came from (or the
+    SDK's defaults) when the run is made.
+    """
+
+    __tablename__ = "evaluations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("agent_versions.id"))
+    baseline_id: Mapped[int | None] = mapped_column(ForeignKey("agent_versions.id"), default=None)
+    ladder_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ladders.id", ondelete="SET NULL"), default=None
+    )
+    pool: Mapped[list[Any]] = mapped_column(JSON)  # the opponents' version ids
+    players: Mapped[int] = mapped_column(Integer)
+    slots: Mapped[int] = mapped_column(Integer)  # matches per subject
+    seed: Mapped[int] = mapped_column(BigInteger)  # the plan's seed (the slots' seeds)
+    decision_time: Mapped[float] = mapped_column(Float)
+    time_bank: Mapped[float] = mapped_column(Float)
+    decision: Mapped[EvaluationDecision | None] = mapped_column(
+        _enum(EvaluationDecision), default=None
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+
+
 class Match(Base):
     __tablename__ = "matches"
     __table_args__ = (
@@ -336,6 +387,7 @@ class Match(Base):
         # (cow006_platform.workclasses).
         Index("ix_matches_requested_from", "requested_from", "created_at"),
         Index("ix_matches_started_at", "started_at"),
+        Index("ix_matches_evaluation", "evaluation_id", "evaluation_slot"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -343,6 +395,10 @@ class Match(Base):
     ladder_id: Mapped[int | None] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
     league_id: Mapped[int | None] = mapped_column(ForeignKey("leagues.id", ondelete="CASCADE"))
     league_round: Mapped[int | None] = mapped_column(Integer, default=None)
+    # A plain reference (SQLite keeps no ON DELETE for a column added to a table): a run is
+    # never deleted while its matches are kept.
+    evaluation_id: Mapped[int | None] = mapped_column(ForeignKey("evaluations.id"), default=None)
+    evaluation_slot: Mapped[int | None] = mapped_column(Integer, default=None)
     requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), default=None)
     # The client address a challenge was requested from (an IPv6 one as its /64).
     requested_from: Mapped[str | None] = mapped_column(String(64), default=None)

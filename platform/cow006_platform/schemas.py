@@ -504,3 +504,97 @@ class StderrOut(BaseModel):
     seat: int
     label: str
     stderr: str | None
+
+
+# --- evaluation runs ---------------------------------------------------------------------
+
+
+class EvaluationCreate(BaseModel):
+    """Version ``version_id`` (B), optionally with ``baseline_id`` (A) on the same plan,
+    against a pool: a ladder's ``top`` entries (``ladder_id``; the seats of its tables and
+    its limits), or the named ``pool`` versions (``players`` seats)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version_id: int = Field(ge=1, le=MAX_ID)
+    baseline_id: int | None = Field(None, ge=1, le=MAX_ID)
+    ladder_id: int | None = Field(None, ge=1, le=MAX_ID)
+    top: int | None = Field(None, ge=1, le=50)
+    pool: list[int] | None = Field(None, min_length=1, max_length=50)
+    players: int | None = Field(None, ge=MIN_PLAYERS, le=MAX_PLAYERS)
+    matches: int = Field(20, ge=2, le=1000)
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+
+    @model_validator(mode="after")
+    def _check(self) -> EvaluationCreate:
+        if (self.ladder_id is None) == (self.pool is None):
+            raise ValueError("give either ladder_id (with top) or pool")
+        if self.pool is not None and any(not 1 <= i <= MAX_ID for i in self.pool):
+            raise ValueError("pool holds version ids")
+        if self.pool is not None and len(set(self.pool)) != len(self.pool):
+            raise ValueError("a version is in the pool twice")
+        if self.baseline_id is not None and self.baseline_id == self.version_id:
+            raise ValueError("the baseline is another version")
+        return self
+
+
+class IntervalOut(BaseModel):
+    """A mean and its 95 % interval (None where there are too few matches)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+class SubjectOut(BaseModel):
+    """How one version of the run did: over its finished matches."""
+
+    version_id: int
+    label: str
+    finished: int
+    mean_place: float | None
+    heads_per_round: float | None
+    win_rate: float | None
+    faults: int
+
+
+class ComparisonOut(BaseModel):
+    """B - A, per figure: paired (slot by slot) and unpaired (Welch), 95 % intervals."""
+
+    place: IntervalOut
+    heads_per_round: IntervalOut
+    place_unpaired: IntervalOut
+    heads_per_round_unpaired: IntervalOut
+
+
+class EvaluationOut(BaseModel):
+    id: int
+    owner_id: int
+    ladder_id: int | None
+    pool: list[int]
+    players: int
+    matches: int  # slots: matches per version
+    seed: int
+    decision_time: float
+    time_bank: float
+    status: str  # queued, running, finished
+    queued: int
+    running: int
+    finished: int
+    failed: int
+    decision: str | None
+    version: SubjectOut
+    baseline: SubjectOut | None
+    comparison: ComparisonOut | None
+    created_at: Timestamp
+    decided_at: Timestamp | None
+
+
+class PromoteBody(BaseModel):
+    """The ladders to enter the version in (default: the run's ladder and every ladder its
+    agent is entered in)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ladder_ids: list[int] | None = Field(None, min_length=1, max_length=50)

@@ -65,6 +65,22 @@ class Settings(BaseSettings):
         "while ladder or league matches wait, the most challenges may take of the latest "
         "matches started (by their time and by their number)",
     )
+    # -- evaluation runs (POST /api/evaluations; cow006_platform.crud.evaluations) ----------
+    evaluation_slots: int = _doc(
+        1, "matches of evaluation runs admitted to the workers at once (the others wait)"
+    )
+    evaluation_share: float = _doc(
+        0.25,
+        "while ladder or league matches wait, the most evaluation runs may take of the latest "
+        "matches started (by their time and by their number)",
+    )
+    evaluation_matches_max: int = _doc(
+        400, "matches one evaluation run may ask for (its version's and its baseline's)"
+    )
+    evaluations_per_day: int = _doc(10, "evaluation runs a user may start in 24 hours")
+    evaluations_unfinished_per_user: int = _doc(
+        2, "a user's evaluation runs with matches still to play"
+    )
     # -- validation: the smoke match a new version plays against built-in bots ---------------
     validation_opponents: tuple[str, ...] = _doc(
         ("builtin:random", "builtin:greedy", "builtin:safe"),
@@ -198,6 +214,18 @@ class Settings(BaseSettings):
         "past it; 0: no limit)",
     )
     max_tokens_per_user: int = _doc(20, "live API tokens one user may hold at once")
+    session_hours: float = _doc(
+        14 * 24.0,
+        "how long a browser stays signed in on the site (its session cookie; signing out, or "
+        "revoking the API token it signed in with, ends it sooner)",
+    )
+    # -- bulk export of logs (GET /api/ladders/{id}/logs, cow006_platform.exports) ----------
+    export_page_max: int = _doc(1000, "match logs one bulk export request may ask for (`limit`)")
+    exports_per_minute_per_address: int = _doc(
+        120,
+        "bulk export requests a minute per client address, all API processes together (429 "
+        "past it; 0: no limit)",
+    )
 
     @property
     def celery_broker_url(self) -> str:

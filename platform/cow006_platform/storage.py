@@ -4,7 +4,9 @@
 bytes and writes the folder, ``add_version`` numbers the version row (the caller commits).
 
 An upload is one ``.py`` file (stored as ``bot.py``) or a ``.zip`` holding ``bot.py`` at its
-root.  Everything about an upload is hostile until proven otherwise, so a zip is checked in
+root, or ``bot.js``, or a ``cow006.toml`` naming its runtime and entry (``cow006.manifest``:
+``python``, ``node`` or ``binary``, a static x86-64 executable checked here, stored
+executable).  Everything about an upload is hostile until proven otherwise, so a zip is checked in
 full *before anything is written*: entry names (a simple pattern per path component, no
 absolute paths, no ``..``), entry types (regular files and directories only: no symlinks,
 devices or fifos), encryption, duplicates, the number of files, the declared sizes, and then
@@ -38,10 +40,13 @@ from pathlib import Path, PurePosixPath
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from cow006 import manifest
+
 from .models import AgentVersion, VersionStatus
 from .settings import Settings
 
 BOT_FILE = "bot.py"
+JS_FILE = "bot.js"
 # One path component: letters, digits, '_', '.', '-'; no leading dot (no hidden files, and
 # '.' and '..' can never match).  64 characters at most.
 _COMPONENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}")
@@ -186,8 +191,12 @@ def _unzip(settings: Settings, data: bytes) -> tuple[dict[str, bytes], set[str]]
         if clash:
             name = sorted(clash)[0]
             raise UploadError(f"The archive holds {name[:80]!r} both as a file and a folder.")
-        if BOT_FILE not in {p for p, _ in files}:
-            raise UploadError(f"The archive has no {BOT_FILE} at its root.")
+        names = {p for p, _ in files}
+        if BOT_FILE not in names and manifest.MANIFEST not in names and JS_FILE not in names:
+            raise UploadError(
+                f"The archive has no {BOT_FILE} (or {JS_FILE}, or a {manifest.MANIFEST} naming "
+                "its runtime) at its root."
+            )
         # Decompress with a running total: headers can lie, so the real bytes are counted
         # and inflation stops as soon as the total passes the cap.
         out: dict[str, bytes] = {}
@@ -230,8 +239,14 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_tree(root: Path, files: dict[str, bytes], dirs: set[str]) -> None:
-    # Modes are set explicitly (not left to the umask): the sandbox's slot uid reads them.
+def _write_tree(
+    root: Path,
+    files: dict[str, bytes],
+    dirs: set[str],
+    executable: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    # Modes are set explicitly (not left to the umask): the sandbox's slot uid reads them
+    # (and runs a binary bot's entry).
     for d in sorted(dirs, key=lambda p: p.count("/")):
         (root / d).mkdir()
         os.chmod(root / d, 0o755)
@@ -240,7 +255,7 @@ def _write_tree(root: Path, files: dict[str, bytes], dirs: set[str]) -> None:
         fd = os.open(
             root / path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
         )
-        os.fchmod(fd, 0o644)
+        os.fchmod(fd, 0o755 if path in executable else 0o644)
         with os.fdopen(fd, "wb") as f:
             f.write(content)
             f.flush()
@@ -278,7 +293,36 @@ def _reuse(path: Path, files: dict[str, bytes]) -> bool:
     except FileNotFoundError:  # collected meanwhile: write it again
         return False
     # Collected between the check and the touch (``debris`` renames before it removes)?
-    return (path / BOT_FILE).is_file()
+    return has_bot(path)
+
+
+def has_bot(path: Path) -> bool:
+    """Whether a stored folder holds a bot: its ``bot.py``, ``bot.js`` or manifest."""
+    return any((path / name).is_file() for name in (BOT_FILE, JS_FILE, manifest.MANIFEST))
+
+
+def runtime_of(files: dict[str, bytes]) -> manifest.Manifest:
+    """The runtime and entry of an upload's files (its ``cow006.toml``, else bot.py or bot.js),
+    checked: the entry is there, and a binary one is a static x86-64 executable."""
+    if manifest.MANIFEST in files:
+        try:
+            found = manifest.parse(files[manifest.MANIFEST])
+        except manifest.ManifestError as exc:
+            raise UploadError(f"{exc}.") from None
+    elif BOT_FILE in files:
+        found = manifest.Manifest("python", BOT_FILE)
+    else:
+        found = manifest.Manifest("node", JS_FILE)
+    if found.entry not in files:
+        raise UploadError(
+            f"The archive has no {found.entry[:80]}, the entry of its {found.runtime} runtime."
+        )
+    if found.runtime == "binary":
+        try:
+            manifest.check_binary(files[found.entry], found.entry)
+        except manifest.ManifestError as exc:
+            raise UploadError(f"{exc}.") from None
+    return found
 
 
 def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
@@ -301,8 +345,9 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
         dirs: set[str] = set()
     elif suffix == ".zip":
         files, dirs = _unzip(settings, data)
+        python = runtime_of(files).runtime == "python"
         for path, content in files.items():
-            if path.endswith(".py"):
+            if path.endswith(".py") and python:
                 _check_source(path, content)
     else:
         raise UploadError("Upload one .py file or a .zip archive with bot.py at its root.")
@@ -315,6 +360,8 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
         files=len(files),
         path=bot_path(settings, sha),
     )
+    found = runtime_of(files)
+    executable = {found.entry} if found.runtime == "binary" else set()
     if _reuse(stored.path, files):
         return stored  # the same bytes were stored before, whole: reuse, never overwrite
     bots = bots_dir(settings)
@@ -325,7 +372,7 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
     broken: Path | None = None
     try:
         tmp.chmod(0o755)
-        _write_tree(tmp, files, dirs)
+        _write_tree(tmp, files, dirs, executable)
         if stored.path.is_dir() and not _holds_exactly(stored.path, files):
             # A folder half-written before a crash (or damaged): moved aside, then replaced.
             broken = Path(tempfile.mkdtemp(prefix="broken-", dir=tmp_root))

@@ -11,6 +11,7 @@ task                           queue                   work
 ``cow006.validate_version``    ``cow006.validate``     validate a pending version (smoke match)
 ``cow006.run_match``           ``cow006.ladder``       play a ladder or league match
 ``cow006.run_match``           ``cow006.challenge``    play a challenge
+``cow006.run_match``           ``cow006.evaluate``     play a match of an evaluation run
 ``cow006.schedule``            ``cow006.control``      the beat's tick: refills, league rounds
 ``cow006.reap``                ``cow006.control``      the beat's tick: send again what was lost
 =============================  ======================  =========================================
@@ -33,11 +34,12 @@ REAP_TASK = "cow006.reap"
 VALIDATE_QUEUE = "cow006.validate"
 LADDER_QUEUE = "cow006.ladder"
 CHALLENGE_QUEUE = "cow006.challenge"
+EVALUATE_QUEUE = "cow006.evaluate"
 # The beat's ticks, worked off by the scheduler process itself (``cow006 beat``): a tick
 # never waits for a match worker to be free.
 CONTROL_QUEUE = "cow006.control"
 LEGACY_QUEUE = "cow006"  # one queue for everything, before the work classes: read, not sent to
-WORK_QUEUES = (VALIDATE_QUEUE, LADDER_QUEUE, CHALLENGE_QUEUE)
+WORK_QUEUES = (VALIDATE_QUEUE, LADDER_QUEUE, CHALLENGE_QUEUE, EVALUATE_QUEUE)
 # What ``cow006 worker`` reads unless told otherwise (--queues): every class.
 DEFAULT_WORKER_QUEUES = (*WORK_QUEUES, LEGACY_QUEUE)
 
@@ -46,4 +48,6 @@ def queue_for_match(kind: MatchKind | str | None) -> str:
     """The queue of a match of ``kind`` (None: a ladder or league match)."""
     if kind is not None and MatchKind(kind) is MatchKind.challenge:
         return CHALLENGE_QUEUE
+    if kind is not None and MatchKind(kind) is MatchKind.evaluation:
+        return EVALUATE_QUEUE
     return LADDER_QUEUE

@@ -33,6 +33,7 @@ from .models import RateCounter
 
 REGISTER = "register"
 AUTH_FAILURE = "authfail"
+EXPORT = "export"
 MAX_BLOCKED = 10_000  # addresses remembered per process (oldest dropped first past this)
 
 

@@ -1,6 +1,6 @@
 """Work classes: the admission of challenges, and the caps on asking.
 
-The arena's work comes in three classes, each with a Celery queue of its own
+The arena's work comes in four classes, each with a Celery queue of its own
 (``tasknames``), so that a flood in one never waits in line in front of another:
 
 =====================  =======================================  ============================
@@ -10,6 +10,7 @@ queue                  work                                     sent by
 ``cow006.ladder``      ladder and league matches                the scheduler, the workers,
                                                                 the API (a league's start)
 ``cow006.challenge``   challenges                               ``release_challenges``
+``cow006.evaluate``    the matches of evaluation runs           ``release_challenges``
 =====================  =======================================  ============================
 
 A worker reads its queues in turn (on Redis, kombu's round robin keeps a queue it found empty
@@ -28,6 +29,10 @@ challenge is created *held* (``Match.held``): queued in the database, not yet in
   the last ``SHARE_MATCHES`` matches started, by time (running matches included) and by
   number (``challenge_share``): the ladder keeps the rest.  With no other match waiting,
   challenges have the workers to themselves (up to the slots).
+
+The matches of evaluation runs (``crud.evaluations``) are held and admitted the same way, as
+a class of their own: ``evaluation_slots`` and ``evaluation_share``, counted apart from the
+challenges' (neither class counts as waiting work against the other).
 
 It runs after a challenge is created (the API), after every match a worker (or an embedded
 executor: ``cow006_workers.embedded``) settles, and at every scheduler tick (the backstop).
@@ -73,8 +78,14 @@ _ADMISSION_LOCK = 0x636F7730_06C1
 # -- admission ----------------------------------------------------------------------------------
 
 
-def challenge_share(session: Session, now: datetime, last: int = SHARE_MATCHES) -> float:
-    """The challenges' share of the ``last`` matches started (0 when none was): of their
+def challenge_share(
+    session: Session,
+    now: datetime,
+    last: int = SHARE_MATCHES,
+    kind: MatchKind = MatchKind.challenge,
+) -> float:
+    """The share of ``kind`` (challenges, or evaluation runs' matches) of the ``last``
+    matches started (0 when none was): of their
     time (running ones counted up to ``now``), or of their number if that is more.  Time,
     because a slow bot's challenge holds a worker long; number, because every match also
     costs a fixed part outside its time (claiming, storing, rating, starting the bots).  A
@@ -88,14 +99,14 @@ def challenge_share(session: Session, now: datetime, last: int = SHARE_MATCHES) 
     ).all()
     busy = {True: 0.0, False: 0.0}
     count = {True: 0, False: 0}
-    for kind, started, finished, state in rows:
+    for match_kind, started, finished, state in rows:
         start = aware(started)
         if start is None:
             continue
         end = now if state is MatchStatus.running else (aware(finished) or start)
-        challenge = kind is MatchKind.challenge
-        busy[challenge] += max(0.0, (min(end, now) - start).total_seconds())
-        count[challenge] += 1
+        counted = match_kind is kind
+        busy[counted] += max(0.0, (min(end, now) - start).total_seconds())
+        count[counted] += 1
     total, matches = busy[True] + busy[False], count[True] + count[False]
     by_time = busy[True] / total if total > 0 else 0.0
     by_count = count[True] / matches if matches else 0.0
@@ -111,8 +122,9 @@ def _serialize(session: Session, held_id: int) -> None:
 
 
 def admit_challenges(session: Session, settings: Settings) -> list[int]:
-    """Admit what may go now (see the module): the ids, marked released in ``session``,
-    to be sent once the caller has committed."""
+    """Admit the held matches that may go now (see the module): challenges, then evaluation
+    runs' matches, each class within its slots and share.  The ids, marked released in
+    ``session``, to be sent once the caller has committed."""
     first = session.scalar(
         select(Match.id)
         .where(Match.status == MatchStatus.queued, Match.held.is_(True))
@@ -122,36 +134,60 @@ def admit_challenges(session: Session, settings: Settings) -> list[int]:
     if first is None:
         return []
     _serialize(session, first)
+    now = utcnow()
+    classes = (
+        (MatchKind.challenge, settings.challenge_slots, settings.challenge_share),
+        (MatchKind.evaluation, settings.evaluation_slots, settings.evaluation_share),
+    )
+    ids: list[int] = []
+    for kind, slots, share in classes:
+        ids += _admit(session, settings, now, kind, slots, share)
+    return ids
+
+
+def _admit(
+    session: Session,
+    settings: Settings,
+    now: datetime,
+    kind: MatchKind,
+    slots: int,
+    share: float,
+) -> list[int]:
+    """Admit held matches of ``kind``, oldest first, within its slots and its share."""
     admitted = int(
         session.scalar(
             select(func.count(Match.id)).where(
                 Match.status.in_(IN_FLIGHT),
-                Match.kind == MatchKind.challenge,
+                Match.kind == kind,
                 Match.held.is_(False),
             )
         )
         or 0
     )
-    free = settings.challenge_slots - admitted
+    free = slots - admitted
     if free <= 0:
         return []
-    now = utcnow()
+    # Only the arena's own classes (ladder, league) are protected from a held class: the
+    # held classes do not count as waiting work against each other.
     others_wait = (
         session.scalar(
             select(Match.id)
-            .where(Match.status == MatchStatus.queued, Match.kind != MatchKind.challenge)
+            .where(
+                Match.status == MatchStatus.queued,
+                Match.kind.in_([MatchKind.ladder, MatchKind.league]),
+            )
             .limit(1)
         )
         is not None
     )
     if others_wait:
-        if challenge_share(session, now) >= settings.challenge_share:
+        if challenge_share(session, now, kind=kind) >= share:
             return []
         free = 1  # one at a time while the share is measured against waiting work
     ids = list(
         session.scalars(
             select(Match.id)
-            .where(Match.status == MatchStatus.queued, Match.held.is_(True))
+            .where(Match.status == MatchStatus.queued, Match.held.is_(True), Match.kind == kind)
             .order_by(Match.id)
             .limit(free)
         )

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import _client as client
+from . import _export as export
 from . import _transcript as transcript
 from . import log as match_log
 from ._cli_shared import console as make_console
@@ -330,7 +331,10 @@ def _get_match(arena: client.Client, match_id: int, suffix: str = "") -> Any:
 
 
 def logs(
-    match_id: Annotated[int, typer.Argument(metavar="MATCH", help="The match's id.")],
+    match_id: Annotated[
+        int | None,
+        typer.Argument(metavar="[MATCH]", help="The match's id (or --ladder for all of them)."),
+    ] = None,
     seat: Annotated[
         int | None, typer.Option("--seat", help="Only this seat's stderr (it must be yours).")
     ] = None,
@@ -338,8 +342,38 @@ def logs(
         Path | None,
         typer.Option("--save", help="Write the match's cow006-match-1 log to this file."),
     ] = None,
+    ladder: Annotated[
+        str | None,
+        typer.Option(
+            "--ladder",
+            help="Download every finished match of this ladder (name or id) into --out.",
+        ),
+    ] = None,
+    since: Annotated[
+        int | None,
+        typer.Option(
+            "--since",
+            min=0,
+            help="With --ladder: the matches after this match id (default: where --out's "
+            "index.jsonl ends, so running the command again goes on).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="With --ladder: the folder for the logs and index.jsonl."),
+    ] = None,
 ) -> None:
-    """A match's result and what your bots in it wrote to stderr (yours only)."""
+    """A match's result and what your bots in it wrote to stderr (yours only); or, with
+    --ladder and --out, a ladder's finished matches downloaded as a dataset."""
+    if ladder is not None or out is not None or since is not None:
+        if match_id is not None or seat is not None or save is not None:
+            raise SetupError("--ladder downloads a ladder's logs: give no MATCH, --seat or --save")
+        if ladder is None or out is None:
+            raise SetupError("a ladder's logs need both --ladder and --out")
+        _download(ladder, out, since)
+        return
+    if match_id is None:
+        raise SetupError("give a MATCH id, or --ladder and --out for a ladder's logs")
     arena, creds = _arena(token_needed=False)
     # The match quotes its bots (fault details, the error): printed escaped.
     match = terminal_data(_get_match(arena, match_id))
@@ -360,8 +394,8 @@ def logs(
     console = make_console()
     where = match["kind"]
     if match["ladder_id"] is not None:
-        ladder = arena.get(f"/ladders/{match['ladder_id']}")
-        where = f"ladder {ladder['name']}"
+        found = arena.get(f"/ladders/{match['ladder_id']}")
+        where = f"ladder {found['name']}"
     # The arena shows a match's seed once it has finished (to admins before): never "None".
     seed_text = f", seed {match['seed']}" if match.get("seed") is not None else ""
     head = f"match {match_id}: {where}, {match['status']}{seed_text}"
@@ -402,14 +436,55 @@ def logs(
     else:
         wanted = [p for p in seats if p["owner_id"] == me["id"]]
     for p in wanted:
-        out = _get_match(arena, match_id, f"/seats/{p['seat']}/stderr")
+        answer = _get_match(arena, match_id, f"/seats/{p['seat']}/stderr")
         console.print()
-        console.print(Text(f"stderr of seat {p['seat']} ({out['label']}):", style="bold"))
-        text = for_terminal(str(out.get("stderr") or "")).rstrip()
+        console.print(Text(f"stderr of seat {p['seat']} ({answer['label']}):", style="bold"))
+        text = for_terminal(str(answer.get("stderr") or "")).rstrip()
         if not text:
             console.print(Text("  (nothing was written to stderr)"))
         for line in text.splitlines():
             console.print(Text(f"  {line}"))
+
+
+def _download(ladder_key: str, out: Path, since: int | None) -> None:
+    arena, _ = _arena(token_needed=False)
+    ladder = _find_ladder(arena, ladder_key)
+    console = make_console()
+    name = for_terminal(str(ladder["name"]))
+
+    def progress(done: export.Downloaded) -> None:
+        if console.is_terminal:
+            console.print(Text(f"  {done.count} logs ...", style="dim"), end="\r")
+
+    done = export.download(arena, int(ladder["id"]), out, since, progress)
+    if done.count == 0:
+        console.print(Text(f"ladder {name}: no finished match after match {done.since} yet"))
+        return
+    console.print(
+        Text(
+            f"ladder {name}: {plural(done.count, 'log')} written to {out} (matches {done.first} "
+            f"to {done.last}, {plural(done.pages, 'page')}); run the command again to go on"
+        )
+    )
+
+
+def load_log(match: str) -> tuple[Any, str]:
+    """A verified match log and where it came from: ``match`` is a log file or, when it is a
+    number and no such file exists, a match id on the arena you are logged in to."""
+    if Path(match).exists() or not match.isdigit():
+        log = match_log.read(match)
+        source = match
+    else:
+        arena, _ = _arena(token_needed=False)
+        log = _get_match(arena, int(match), "/log")
+        source = f"match {match} on {arena.url}"
+    # Rows are rebuilt by the engine from the deals and the decisions; verifying first means
+    # a log that breaks the rules is refused with its first inconsistency, not half shown.
+    try:
+        match_log.verify(log)
+    except LogError as exc:
+        raise LogError(f"{source}: not a valid match log ({exc})") from None
+    return log, source
 
 
 def replay(
@@ -435,19 +510,7 @@ def replay(
     """Replay a match in the terminal: reveals, placements, takes, rows and running totals."""
     if delay is not None and not (math.isfinite(delay) and delay >= 0):
         raise SetupError(f"--delay must be zero or more seconds, not {delay}")
-    if Path(match).exists() or not match.isdigit():
-        log = match_log.read(match)
-        source = match
-    else:
-        arena, _ = _arena(token_needed=False)
-        log = _get_match(arena, int(match), "/log")
-        source = f"match {match} on {arena.url}"
-    # Rows are rebuilt by the engine from the deals and the decisions; verifying first means
-    # a log that breaks the rules is refused with its first inconsistency, not half shown.
-    try:
-        match_log.verify(log)
-    except LogError as exc:
-        raise LogError(f"{source}: not a valid match log ({exc})") from None
+    log, source = load_log(match)
     n_rounds = len(log["rounds"])
     if round_number is not None and not 1 <= round_number <= n_rounds:
         raise SetupError(f"--round must be 1 to {n_rounds} for this match, not {round_number}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -78,6 +79,20 @@ StartupOpt = Annotated[
     typer.Option("--startup", help="Seconds a bot process may take to start."),
 ]
 SandboxOpt = Annotated[bool | None, typer.Option("--sandbox/--no-sandbox", help=SANDBOX_HELP)]
+
+
+def print_stderr(console: Console, agent: object, who: str) -> None:
+    """The last ``STDERR_TAIL`` lines a bot process wrote to stderr, escaped, if any."""
+    text = for_terminal(str(getattr(agent, "stderr", "") or "")).rstrip()
+    if not text:
+        return
+    lines = text.splitlines()
+    console.print(Text(f"stderr of {who}:", style="bold"))
+    if len(lines) > STDERR_TAIL:
+        console.print(Text(f"  ... {len(lines) - STDERR_TAIL} lines before"))
+    for line in lines[-STDERR_TAIL:]:
+        console.print(Text(f"  {line}"))
+    console.print()
 
 
 def _limits(decision: float | None, bank: float | None, startup: float | None) -> Limits | None:
@@ -182,15 +197,7 @@ def match(
     if not quiet:
         transcript.print_transcript(shown, console)
         for seat, agent in enumerate(seated):
-            text = for_terminal(str(getattr(agent, "stderr", "") or "")).rstrip()
-            if text:
-                lines = text.splitlines()
-                console.print(Text(f"stderr of seat {seat} ({names[seat]}):", style="bold"))
-                if len(lines) > STDERR_TAIL:
-                    console.print(Text(f"  ... {len(lines) - STDERR_TAIL} lines before"))
-                for line in lines[-STDERR_TAIL:]:
-                    console.print(Text(f"  {line}"))
-                console.print()
+            print_stderr(console, agent, f"seat {seat} ({names[seat]})")
     console.print(transcript.result_table(shown))
     if log is not None:
         console.print(Text(f"log written to {log}"))

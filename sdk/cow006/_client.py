@@ -48,13 +48,22 @@ ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 class ClientError(Cow006Error):
-    """A request that failed: ``status`` is the HTTP status (None for a network error) and
-    ``detail`` the API's raw ``detail`` (a string, an object or a list), if it sent one."""
+    """A request that failed: ``status`` is the HTTP status (None for a network error),
+    ``detail`` the API's raw ``detail`` (a string, an object or a list), if it sent one, and
+    ``retry_after`` the seconds a refusal asked to wait (429), if it said."""
 
     def __init__(self, message: str, *, status: int | None = None, detail: Any = None) -> None:
         super().__init__(message)
         self.status = status
         self.detail = detail
+        self.retry_after: float | None = None
+
+
+def _seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` of whole seconds (what the arena sends), else None."""
+    if value is None or not value.strip().isdigit() or len(value.strip()) > 6:
+        return None
+    return float(value.strip())
 
 
 def normalize_url(url: str) -> str:
@@ -216,29 +225,9 @@ class Client:
         content_type: str | None = None,
     ) -> Any:
         """Send one request to ``/api{path}``; the decoded JSON answer (None for 204)."""
-        url = f"{self.url}/api{path}"
-        query = {k: v for k, v in (params or {}).items() if v is not None}
-        if query:
-            url += "?" + urllib.parse.urlencode(query)
-        headers = {"Accept": "application/json", "User-Agent": "cow006-client"}
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        if json_body is not None:
-            body = json.dumps(json_body).encode()
-            content_type = "application/json"
-        if content_type:
-            headers["Content-Type"] = content_type
-        req = urllib.request.Request(url, data=body, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                status, raw = resp.status, resp.read()
-        except urllib.error.HTTPError as exc:
-            with exc:
-                raw = exc.read()
-            raise self._http_error(method, path, exc.code, raw) from None
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            reason = _network_reason(exc, self.timeout)
-            raise ClientError(f"cannot reach {self.url}: {reason}") from None
+        status, _, raw = self.raw(
+            method, path, json_body=json_body, params=params, body=body, content_type=content_type
+        )
         if status == 204 or not raw:
             return None
         try:
@@ -249,6 +238,46 @@ class Client:
                 "(is it a Корова 006 arena?)",
                 status=status,
             ) from None
+
+    def raw(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = "application/json",
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """Send one request to ``/api{path}``: its status, headers and body as bytes.  An
+        HTTP error is a ClientError with the arena's one-sentence reason."""
+        url = f"{self.url}/api{path}"
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        headers = {"Accept": accept, "User-Agent": "cow006-client"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
+            content_type = "application/json"
+        if content_type:
+            headers["Content-Type"] = content_type
+        req = urllib.request.Request(url, data=body, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as exc:
+            with exc:
+                raw = exc.read()
+                retry_after = exc.headers.get("Retry-After")
+            error = self._http_error(method, path, exc.code, raw)
+            error.retry_after = _seconds(retry_after)
+            raise error from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            reason = _network_reason(exc, self.timeout)
+            raise ClientError(f"cannot reach {self.url}: {reason}") from None
 
     def _http_error(self, method: str, path: str, status: int, raw: bytes) -> ClientError:
         try:

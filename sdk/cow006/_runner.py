@@ -8,21 +8,26 @@ faults, and recording everything as a ``cow006-match-1`` log.  Agents may be in-
 
 from __future__ import annotations
 
+import math
 import os
 import random
-from collections.abc import Sequence
-from typing import Any, TypedDict, Unpack
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from . import engine
 from ._agent import Agent, MatchInfo
 from ._errors import IllegalMoveError, SetupError
 from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
-from ._view import Table, View, new_table
+from ._view import View, new_table, pending_table
 from .cards import HAND_SIZE
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
 
 Deal = tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]
+
+if TYPE_CHECKING:
+    from ._view import Pending
 
 
 class MatchOptions(TypedDict, total=False):
@@ -33,6 +38,10 @@ class MatchOptions(TypedDict, total=False):
     settings: dict[str, Any] | None  # free-form match configuration, told to the agents
     agent_seeds: Sequence[int] | None  # the agents' own seeds, one per seat (a log's)
 
+
+# An interpreter that does not count references (``sys.getrefcount`` is CPython's): no view is
+# ever known to be let go, as NaN equals nothing, not even itself (``MatchRunner._play_turns``).
+_getrefcount: Callable[[object], float] = getattr(sys, "getrefcount", lambda obj: math.nan)
 
 # Agent seeds and match seeds are in 0 .. 2**63 - 1 (a signed BIGINT, a JSON integer).
 MAX_SEED = 2**63 - 1
@@ -149,13 +158,14 @@ class MatchRunner:
         # Like the two lines above, read once a match: whether to make round-start views and
         # to call the round hooks at all.
         self._round_hooks = (self._wants("on_round_start"), self._wants("on_round_end"))
-        self._starters: tuple[int, ...] = ()
-        self._revealed: tuple[tuple[int, ...], ...] = ()
-        # What the views of this moment share, kept as tuples between the turns that change
-        # them: the totals change once a round, this round's penalties only with a take.
-        self._scores: tuple[int, ...] = ()
-        self._penalties: tuple[int, ...] = ()
-        self._table: Table | None = None  # the current turn's, also for its take-row views
+        # A turn's views make their table when an agent first reads it (``View._pending``),
+        # from the log's copy of the rows before the turn, which nothing changes any more...
+        # unless an ``on_round_end`` hook, handed the round's entry, changes it: then each
+        # turn's table is made before its views are handed out, as a snapshot of its own.
+        self._lazy = not self._round_hooks[1]
+        # What the current turn's table is made of (and the table once made), also for its
+        # take-row views.
+        self._pending: Pending = [None]
 
     # -- faults ----------------------------------------------------------------------------
     def _fault(self, seat: int, kind: str, detail: str, fatal: bool = False) -> None:
@@ -215,8 +225,7 @@ class MatchRunner:
         if not self.forfeited[seat]:
             # Only the turn's lowest card can be below every row end, and it is placed first:
             # the table is still the one the turn's cards were played on.
-            table = self._table
-            assert table is not None
+            table = pending_table(self._pending)
             view = View(seat, tuple(st.hands[seat]), table, None, card, tuple(st.revealed[-1]))
             try:
                 row = self.agents[seat].take_row(view)
@@ -230,52 +239,89 @@ class MatchRunner:
                 self._guard(seat, exc)
         return st.cheapest_row()  # fallback_row(st.rows), from the rule's columns
 
-    def _play_turn(self) -> Turn:
+    def _play_turns(self, starters: tuple[int, ...], rows: list[list[int]]) -> list[Turn]:
+        """Play the round's turns (its deal is made: ``starters``, and the log's copy of its
+        ``rows``); returns their records."""
         st = self.state
-        self._table = table = new_table(
-            tuple(map(tuple, st.rows)),
-            self._scores,
-            self._penalties,
-            self._revealed,
-            self._starters,
-            st.round,
-            st.turn,
-            st.n_players,
-        )
+        # Read once a round: every turn of every match runs the loop below.
+        n = st.n_players
         hands = st.hands
         new_view = object.__new__
         plays = self._plays
         forfeited = self.forfeited
-        cards: list[int] = []
-        for seat in range(st.n_players):
-            hand = hands[seat]
-            if not forfeited[seat]:
-                try:
-                    # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
-                    # (four views a turn): the same slots, set here.
-                    view = new_view(View)
-                    view.seat = seat
-                    view.hand = tuple(hand)
-                    view.table = table
-                    view.time_left = view.card = view.current = None
-                    card = plays[seat](view)
-                    if type(card) is int and card in hand:
-                        cards.append(card)
-                        continue
-                    if type(card) is not int:
-                        raise BotFault(
-                            FaultKind.BAD_TYPE,
-                            f"seat {seat} played {card!r}, which is not an integer",
-                        )
-                    engine.check_card(st, seat, card)
-                except (Exception, SystemExit) as exc:
-                    self._guard(seat, exc)
-            cards.append(fallback_card(hand))
-        takes = engine.play_turn(st, cards, self._choose_row)
-        self._revealed = (*self._revealed, tuple(cards))
-        if takes:
-            self._penalties = tuple(st.penalties)
-        return {"cards": cards, "takes": takes, "rows": list(map(list, st.rows))}
+        # No seat's agent has its own ``take_row``: every seat takes the cheapest row (so does
+        # a forfeited seat's fallback), which the engine finds itself, with no call.
+        choose_row = None if all(self._default_take_row) else self._choose_row
+        play_turn = engine.play_turn
+        copy = list.copy
+        lazy = self._lazy
+        # What the views of a turn share, kept as tuples between the turns that change them:
+        # the totals change once a round, this round's penalties only with a take.
+        scores = tuple(st.scores)
+        penalties = tuple(st.penalties)
+        revealed: list[tuple[int, ...]] = []  # the turns so far; a table takes its first ones
+        before = rows  # the rows before the turn, as the log holds them: lists no one changes
+        turns: list[Turn] = []
+        # A view no agent kept is made again in place for the next seat, instead of a new one
+        # (an object made and freed each seat and turn costs more than the rest of the view),
+        # the way CPython's own ``zip`` reuses its tuples: only when nothing but this function
+        # holds it, which its reference count tells, measured here on a view no one else has
+        # seen (the same test below, so an interpreter that counts differently compares like
+        # with like).  A view an agent keeps is never touched again.
+        getrefcount = _getrefcount
+        view = new_view(View)
+        alone = getrefcount(view)
+        for played in range(HAND_SIZE):
+            self._pending = pending = [
+                None,
+                before,
+                scores,
+                penalties,
+                revealed,
+                played,
+                starters,
+                st.round,
+                st.turn,
+                n,
+            ]
+            table = None if lazy else pending_table(pending)
+            cards: list[int] = []
+            for seat in range(n):
+                hand = hands[seat]
+                if not forfeited[seat]:
+                    try:
+                        # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
+                        # (four views a turn), and with what the table is made of: every one
+                        # of the slots, set here (an agent may have changed a view it let go).
+                        if getrefcount(view) != alone:  # kept: a new one
+                            view = new_view(View)
+                        view.seat = seat
+                        view.hand = tuple(hand)
+                        view._table = table
+                        view._pending = pending
+                        view.time_left = view.card = view.current = None
+                        card = plays[seat](view)
+                        if type(card) is int and card in hand:
+                            cards.append(card)
+                            continue
+                        if type(card) is not int:
+                            raise BotFault(
+                                FaultKind.BAD_TYPE,
+                                f"seat {seat} played {card!r}, which is not an integer",
+                            )
+                        engine.check_card(st, seat, card)
+                    except (Exception, SystemExit) as exc:
+                        self._guard(seat, exc)
+                cards.append(fallback_card(hand))
+            # Each card is an int in its seat's hand (the test above, or the fallback's own).
+            takes = play_turn(st, cards, choose_row, True)
+            revealed.append(tuple(cards))
+            if takes:
+                penalties = tuple(st.penalties)
+            # The log's copy of the rows, which is also the next turn's table's.
+            before = [*map(copy, st.rows)]
+            turns.append({"cards": cards, "takes": takes, "rows": before})
+        return turns
 
     # -- the match -------------------------------------------------------------------------
     def play_round(self) -> Round:
@@ -285,31 +331,27 @@ class MatchRunner:
             engine.start_round(st, *self.deals[r])
         else:
             engine.deal_round(st, self.rng)
-        self._starters = tuple([r[0] for r in st.rows])
-        self._revealed = ()
-        self._scores = tuple(st.scores)
-        self._penalties = tuple(st.penalties)
-        rows = [r[:] for r in st.rows]
-        hands = [h[:] for h in st.hands]
+        starters = tuple([r[0] for r in st.rows])
+        rows = [*map(list.copy, st.rows)]
+        hands = [*map(list.copy, st.hands)]
         n = st.n_players
         if self._round_hooks[0]:
             table = new_table(
                 tuple(map(tuple, st.rows)),
-                self._scores,
-                self._penalties,
+                tuple(st.scores),
+                tuple(st.penalties),
                 (),
-                self._starters,
+                starters,
                 st.round,
                 st.turn,
                 n,
             )
             for seat in range(n):
                 self._notify(seat, "on_round_start", View(seat, tuple(st.hands[seat]), table))
-        turns = [self._play_turn() for _ in range(HAND_SIZE)]
         entry: Round = {
             "rows": rows,
             "hands": hands,
-            "turns": turns,
+            "turns": self._play_turns(starters, rows),
             "penalties": engine.finish_round(st),
         }
         if self._round_hooks[1]:
@@ -349,6 +391,15 @@ class MatchRunner:
         # The match is over: its agent seeds may be known now, and make it reproducible.
         self.log["agent_seeds"] = list(seeds)
         result = {"scores": self.log["scores"], "ranks": self.log["ranks"]}
+        # Every bot process hears the end before any is waited for (``RemoteAgent``'s
+        # ``announce_end``): their exits overlap instead of adding up.
+        for seat in range(n):
+            announce = getattr(self.agents[seat], "announce_end", None)
+            if callable(announce) and not self.forfeited[seat]:
+                try:
+                    announce(result)
+                except Exception:  # on_match_end below meets the same trouble and says so
+                    pass
         for seat in range(n):
             self._notify(seat, "on_match_end", result)
         return self.log

@@ -1,7 +1,10 @@
 """What one seat may see: its own hand, the table, the totals and this round's reveals.
 
 A ``View`` never holds another seat's hand or the undealt cards.  It is a read-only snapshot
-made of tuples, so an agent can keep it and cannot change the match through it.
+made of tuples, so an agent can keep it and cannot change the match through it.  A runner's
+view makes its table (``Table``, what the seats' views of one moment share) when an agent first
+reads a field of it, from copies that nothing changes any more (``pending_table``): a turn
+whose agents read only their hands makes no table at all.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ if TYPE_CHECKING:
     from typing import Any, NamedTuple
 
     from .engine import State
+
+    # A table not made yet, shared by the views of one moment (a runner's turn): the table
+    # once made, or None; then the ``Table`` fields, but ``rows`` as lists that nothing
+    # changes any more (the log's copy of the rows before the turn) and ``revealed`` as a
+    # list of turns that only grows, followed by how many of them are revealed.
+    Pending = list[Any]
 else:
     from ._tuples import NamedTuple
 
@@ -60,8 +69,8 @@ class View:
     """
 
     # The runner makes a turn's views without calling ``__init__`` and sets every one of these
-    # itself (``MatchRunner._play_turn``): a slot added here is added there too.
-    __slots__ = ("card", "current", "hand", "seat", "table", "time_left")
+    # itself (``MatchRunner._play_turns``): a slot added here is added there too.
+    __slots__ = ("_pending", "_table", "card", "current", "hand", "seat", "time_left")
 
     def __init__(
         self,
@@ -74,43 +83,69 @@ class View:
     ) -> None:
         self.seat = seat
         self.hand = hand
-        self.table = table
+        self._table: Table | None = table
+        # What the table is made of, until it is made (a runner's views, ``Pending``): the
+        # runner's views make their table on the first read of one of its fields, so a turn
+        # whose agents read only their hands makes none.
+        self._pending: Pending | None = None
         self.time_left = time_left
         self.card = card
         self.current = current
 
-    # The shared table, read through properties so making a view stays cheap.
+    @property
+    def table(self) -> Table:
+        """The public part of the view, shared by the seats' views of the same moment."""
+        t = self._table
+        return t if t is not None else self._load()
+
+    def _load(self) -> Table:
+        pending = self._pending
+        assert pending is not None  # a view has a table or what it is made of
+        self._table = table = pending_table(pending)
+        self._pending = None
+        return table
+
+    # The shared table, read through properties so making a view stays cheap (each reads the
+    # slot itself rather than through ``table``: one property call, not two).
     @property
     def rows(self) -> Rows:
-        return self.table.rows
+        t = self._table
+        return (t if t is not None else self._load()).rows
 
     @property
     def scores(self) -> tuple[int, ...]:
-        return self.table.scores
+        t = self._table
+        return (t if t is not None else self._load()).scores
 
     @property
     def penalties(self) -> tuple[int, ...]:
-        return self.table.penalties
+        t = self._table
+        return (t if t is not None else self._load()).penalties
 
     @property
     def revealed(self) -> tuple[tuple[int, ...], ...]:
-        return self.table.revealed
+        t = self._table
+        return (t if t is not None else self._load()).revealed
 
     @property
     def starters(self) -> tuple[int, ...]:
-        return self.table.starters
+        t = self._table
+        return (t if t is not None else self._load()).starters
 
     @property
     def round(self) -> int:
-        return self.table.round
+        t = self._table
+        return (t if t is not None else self._load()).round
 
     @property
     def turn(self) -> int:
-        return self.table.turn
+        t = self._table
+        return (t if t is not None else self._load()).turn
 
     @property
     def n_players(self) -> int:
-        return self.table.n_players
+        t = self._table
+        return (t if t is not None else self._load()).n_players
 
     def __repr__(self) -> str:
         return (
@@ -156,7 +191,7 @@ class View:
 
     def cheapest_row(self) -> int:
         """The row with the fewest heads (ties: fewer cards, then the lower index)."""
-        return engine.cheapest_row(self.table.rows)
+        return engine.cheapest_row(self.rows)
 
     # -- what is known about the cards -----------------------------------------------------
     def seen(self) -> set[int]:
@@ -251,6 +286,17 @@ def new_table(
 
 
 _tuple_new = tuple.__new__
+
+
+def pending_table(pending: Pending) -> Table:
+    """The table ``pending`` is made of (``Pending``), made the first time it is asked for."""
+    table: Table | None = pending[0]
+    if table is None:
+        rows, scores, penalties, revealed, known, *rest = pending[1:]
+        table = pending[0] = _tuple_new(
+            Table, (tuple(map(tuple, rows)), scores, penalties, tuple(revealed[:known]), *rest)
+        )
+    return table
 
 
 def observe(

@@ -7,8 +7,9 @@ needs (the lean runtime: tests/sdk/test_bot_imports.py) and never anything of a 
 reads nothing but the host's requests on its socket.  For each request it forks; the child
 confines itself, in this order, before it opens or imports anything of the bot's:
 
-1. it leaves the zygote: reparented to the host (a child subreaper) and dies with it
-   (``PR_SET_PDEATHSIG``), in a session of its own, holding only the bot's stdio;
+1. it leaves the zygote: it is the host's child from the start (``clone(CLONE_PARENT)``),
+   dies with it (``PR_SET_PDEATHSIG``), in a session of its own, holding only the bot's
+   stdio;
 2. as root: it joins the slot's cgroup(s), takes ``oom_score_adj`` 1000, sets its rlimits and
    drops to the slot uid with no supplementary groups;
 3. it unshares every namespace bwrap does (user, mount, pid, network, ipc, uts, cgroup),
@@ -95,6 +96,11 @@ DEV_LINKS = (
 )
 
 _libc = ctypes.CDLL(None, use_errno=True)
+# The same symbols called with the interpreter lock held (a PyDLL), for the raw clone below:
+# the child must come back from the call holding it, as from os.fork's fork().
+_pyapi = ctypes.PyDLL(None, use_errno=True)
+SYS_CLONE = {"x86_64": 56, "aarch64": 220}
+CLONE_PARENT, SIGCHLD = 0x00008000, 17
 _ulong = ctypes.c_ulong
 _libc.prctl.argtypes = [ctypes.c_int, _ulong, _ulong, _ulong, _ulong]
 _libc.mount.argtypes = [ctypes.c_char_p] * 3 + [_ulong, ctypes.c_char_p]
@@ -195,33 +201,21 @@ def _compile(code: str) -> Any:
 
 
 def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
-    """Fork the sandbox's outer process (reparented to the host) and return its pid."""
-    go_r, go_w = os.pipe()  # the zygote tells the child to go once it is the host's
-    pid_r, pid_w = os.pipe()  # the intermediate child reports the child's pid
+    """Fork the sandbox's outer process as the host's child and return its pid."""
     done_r, done_w = os.pipe()  # the child says it is confined (end of file: it failed)
     sys.stderr.flush()
     gc.freeze()
-    middle = os.fork()
-    if middle == 0:  # exits at once, so that its child is handed to the host (a subreaper)
-        try:
-            os.close(pid_r)
-            os.close(go_w)
-            os.close(done_r)
-            child = os.fork()
-            if child == 0:
-                os.close(pid_w)
-                _outer(req, fds, go_r, done_w, host)  # never returns
-            os.write(pid_w, str(child).encode())
-        finally:
-            os._exit(0)
-    for fd in (pid_w, go_r, done_w):
-        os.close(fd)
     try:
-        os.waitpid(middle, 0)  # once it is reaped, its child is the host's
-        data = os.read(pid_r, 32)
-        if not data:
-            raise OSError("the sandbox's process could not be forked")
-        os.write(go_w, b"g")
+        child = _fork_for_host()
+    except BaseException:
+        os.close(done_w)
+        os.close(done_r)
+        raise
+    if child == 0:
+        os.close(done_r)
+        _outer(req, fds, done_w, host)  # never returns
+    os.close(done_w)
+    try:
         # With ``confirm`` (the probe), answer once the child is in its slot's cgroup, as the
         # slot uid (what bwrap's Popen returning after its preexec means), so the host can
         # check it.  Otherwise at once: the child confines itself (joining a cgroup can take
@@ -229,10 +223,37 @@ def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
         # before it is done (a failure ends it with a line on its stderr, status 1).
         if req.get("confirm") and os.read(done_r, 1) != b"c":
             raise OSError("a bot process could not join its slot's cgroup or drop to the slot uid")
-        return int(data)
+        return child
     finally:
-        for fd in (pid_r, go_w, done_r):
-            os.close(fd)
+        os.close(done_r)
+
+
+def _fork_for_host() -> int:
+    """``os.fork``, but the child is the host's (``clone(CLONE_PARENT)``): no intermediate
+    process that exits so that a subreaper host inherits it, no wait for that.  The same
+    steps as ``os.fork`` around the system call (the interpreter's locks, the at-fork
+    hooks); the zygote is single-threaded.  0 in the child, the child's pid here.
+
+    The C library's cached thread id stays the zygote's in this child (its own ``fork``
+    sets it, a raw clone does not): the child only confines itself and forks (every process
+    it forks has its own again), it never raises a signal at its own thread."""
+    nr = SYS_CLONE.get(os.uname().machine)
+    if nr is None:
+        raise OSError(f"clone: unknown architecture {os.uname().machine}")
+    _pyapi.PyOS_BeforeFork()
+    zero = ctypes.c_long(0)
+    # clone(flags, stack 0: the child runs on a copy of this stack, as with fork, ...)
+    pid = _pyapi.syscall(
+        ctypes.c_long(nr), ctypes.c_long(CLONE_PARENT | SIGCHLD), zero, zero, zero, zero
+    )
+    if pid == 0:
+        _pyapi.PyOS_AfterFork_Child()
+        return 0
+    err = ctypes.get_errno()
+    _pyapi.PyOS_AfterFork_Parent()
+    if pid < 0:
+        raise OSError(err, f"clone: {os.strerror(err)}")
+    return int(pid)
 
 
 def _fail(exc: BaseException) -> None:
@@ -243,14 +264,12 @@ def _fail(exc: BaseException) -> None:
 
 
 # -- the sandbox's outer process: confinement, namespaces ------------------------------------
-def _outer(req: dict[str, Any], fds: list[int], go_r: int, done_w: int, host: int) -> None:
+def _outer(req: dict[str, Any], fds: list[int], done_w: int, host: int) -> None:
     try:
         for n, fd in enumerate(fds):  # the bot's stdin, stdout and stderr
             os.dup2(fd, n)
-        if os.read(go_r, 1) != b"g":  # the zygote is gone: nothing to do
-            os._exit(1)
         _prctl(PR_SET_PDEATHSIG, 9)  # bwrap's --die-with-parent
-        if os.getppid() != host:
+        if os.getppid() != host:  # the host died before the line above
             os._exit(1)
         # Only the bot's stdio is left, and the pipe to the zygote (the socket and the
         # zygote's other descriptors go).

@@ -6,6 +6,7 @@
     cow006 tournament builtin:random builtin:best ./my_bot.py --matches 100 --players 3 \\
         --jobs 4 --out logs/ --seed 1
     cow006 verify logs/*.json
+    cow006 rerun match.json ./my_bot.py --seat 2   # a recorded match, your bot in seat 2
 
 And against an arena's HTTP API (``cow006._client``; credentials saved by ``login``)::
 
@@ -13,6 +14,7 @@ And against an arena's HTTP API (``cow006._client``; credentials saved by ``logi
     cow006 submit ./my_bot.py --agent my-bot --ladder main
     cow006 status
     cow006 logs 42 --save match-42.json
+    cow006 logs --ladder main --out dataset/   # every finished match of a ladder
     cow006 replay 42          # or a log file: cow006 replay match.json
     cow006 token list         # your API tokens there; token create|revoke|rotate
 
@@ -38,6 +40,7 @@ from typer.core import TyperGroup
 
 from . import _cli_arena as arena
 from . import _cli_local as local
+from . import _cli_rerun
 from ._cli_shared import fail
 from ._cli_token import token_app
 from ._errors import Cow006Error
@@ -97,6 +100,7 @@ for command in (
     local.match,
     local.tournament,
     local.verify,
+    _cli_rerun.rerun,
     arena.login,
     arena.submit,
     arena.status,

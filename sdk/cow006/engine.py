@@ -16,7 +16,9 @@ places one card at a time, a simulation a whole turn in one call.
 Every public transition checks what it is given (``SetupError``, ``CardNotInHandError``,
 ``InvalidRowError``).  A caller that has checked each decision itself (the runner, which has
 to replace a bad card by a fallback anyway) pays nothing extra: the checks are the cheap ones
-the transitions need to do their work, and a round dealt by ``deal_round`` needs none.
+the transitions need to do their work, a round dealt by ``deal_round`` needs none, and the
+cards of a turn the caller has checked (``play_turn(..., checked=True)``) are not checked
+again.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ if TYPE_CHECKING:
 
     from .log import Take
 
-    # choose_row(seat, card) -> row index; asked only for a card below every row end.
-    ChooseRow = Callable[[int, int], Any]
+    # choose_row(seat, card) -> row index; asked only for a card below every row end.  None:
+    # every seat takes the cheapest row (``State.cheapest_row``, what ``Agent.take_row`` and
+    # the fallback take), and no one is asked.
+    ChooseRow = Callable[[int, int], Any] | None
 
 
 class State:
@@ -113,12 +117,20 @@ class State:
 
     def cheapest_row(self) -> int:
         """The row with the fewest heads, then fewest cards, then the lowest index."""
-        heads = [0] * len(self.by_end)
-        sizes = heads[:]
-        for p, row in enumerate(self.by_end):
-            heads[row] = self.heads[p]
-            sizes[row] = self.sizes[p]
-        return cheapest(heads, sizes)
+        # Read from the rule's columns, as they are (in the order of the row ends): a match
+        # asks this on most turns, for a card below every end.
+        heads = self.heads
+        least = min(heads)
+        if heads.count(least) == 1:  # one row has the fewest heads (three C calls)
+            return self.by_end[heads.index(least)]
+        sizes, by_end = self.sizes, self.by_end
+        best = -1  # among those rows: fewer cards, then the lower index, as one number
+        for p, h in enumerate(heads):
+            if h == least:
+                key = sizes[p] * N_ROWS + by_end[p]
+                if best < 0 or key < best:
+                    best = key
+        return best % N_ROWS
 
     @property
     def round_over(self) -> bool:
@@ -194,11 +206,15 @@ def rule_rows(
 ) -> tuple[list[int], list[int], list[int], list[int]]:
     """``rows`` (by index) as the rule reads them: ends ascending, and those rows' sizes,
     heads and indices."""
-    by_end = sorted(range(len(rows)), key=lambda i: rows[i][-1])
+    # Two comprehensions and C calls (every round starts here): the ends by row, the rows'
+    # order by their ends, then the rows in that order.
+    ends = [r[-1] for r in rows]
+    by_end = sorted(range(len(rows)), key=ends.__getitem__)
+    ordered = [*map(rows.__getitem__, by_end)]
     return (
-        [rows[i][-1] for i in by_end],
-        [len(rows[i]) for i in by_end],
-        [heads_of(rows[i]) for i in by_end],
+        [*map(ends.__getitem__, by_end)],
+        [*map(len, ordered)],
+        [sum(map(HEADS.__getitem__, r)) for r in ordered],  # heads_of, without its calls
         by_end,
     )
 
@@ -349,16 +365,24 @@ def check_row(seat: int, row: Any) -> int:
 # -- a turn -------------------------------------------------------------------------------
 
 
-def reveal(state: State, cards: Sequence[int]) -> list[int]:
+def reveal(state: State, cards: Sequence[int], checked: bool = False) -> list[int]:
     """Reveal one card per seat: they leave the hands; returns the seats in resolution order.
 
     A card that is not in its seat's hand raises CardNotInHandError and no hand changes.
+    ``checked``: the caller has made sure that each card is an ``int`` in its seat's hand (the
+    runner does, as it replaces a bad card by a fallback), and no card is checked again.
     """
     if state.turn >= HAND_SIZE:
         raise SetupError("no turn to play: the round is over")
     if len(cards) != state.n_players:
         raise SetupError(f"{len(cards)} cards revealed for {state.n_players} players")
     hands = state.hands
+    if checked:
+        # The cards leave the hands in one C loop (``remove`` returns None: ``any`` runs it to
+        # the end); a match reveals every turn through here.
+        any(map(list.remove, hands, cards))
+        state.revealed.append(list(cards))
+        return sorted(range(len(cards)), key=cards.__getitem__)
     for seat, card in enumerate(cards):
         # Taking the card out of the hand is the membership check (a bool is not a card).
         if type(card) is int:
@@ -406,8 +430,14 @@ def _settle(
                 continue
             got = lay(ends, sizes, heads, (card,))
         else:
-            # Below every end: the player chooses, before anything changes (a bad row raises).
-            row = check_row(seat, choose_row(seat, card))
+            # Below every end: the player chooses, before anything changes (a bad row raises;
+            # ``check_row``'s test, written out, as a call costs more than the test).
+            if choose_row is None:
+                row = state.cheapest_row()
+            else:
+                row = choose_row(seat, card)
+                if type(row) is not int or not 0 <= row < N_ROWS:
+                    check_row(seat, row)
             p = by_end.index(row)
             got = lay(ends, sizes, heads, (card,), p)
             del by_end[p]
@@ -437,11 +467,22 @@ def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[T
     return takes
 
 
-def play_turn(state: State, cards: Sequence[int], choose_row: ChooseRow) -> list[Take]:
-    """One whole turn: reveal the seats' cards, then resolve them in ascending order."""
-    # ``resolve(state, reveal(state, cards), choose_row)``, one call less: every match plays
-    # every turn through here.
-    order = reveal(state, cards)
+def play_turn(
+    state: State, cards: Sequence[int], choose_row: ChooseRow, checked: bool = False
+) -> list[Take]:
+    """One whole turn: reveal the seats' cards, then resolve them in ascending order.
+
+    ``checked``: as for ``reveal``, the caller has checked that each card is in its hand.
+    """
+    # ``resolve(state, reveal(state, cards, checked), choose_row)``, calls less: every match
+    # plays every turn through here.
+    if checked and state.turn < HAND_SIZE and len(cards) == state.n_players:
+        # ``reveal``'s checked case, written out.
+        any(map(list.remove, state.hands, cards))
+        state.revealed.append(list(cards))
+        order = sorted(range(len(cards)), key=cards.__getitem__)
+    else:
+        order = reveal(state, cards, checked)  # it raises, or checks the cards
     takes = _settle(state, order, state.revealed[-1], choose_row)
     state.turn += 1  # end_turn
     return takes

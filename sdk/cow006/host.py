@@ -124,6 +124,7 @@ class RemoteAgent(Agent):
         self._in_broken = False
         self._started = False  # hello answered by ready
         self._closed = False
+        self._end_sent = False  # match_end queued (announce_end, or on_match_end)
         self._next_id = 0
         self._stale: set[int] = set()  # ids of requests given up on whose replies may come
 
@@ -488,9 +489,21 @@ class RemoteAgent(Agent):
         if self._started:
             self._queue(protocol.round_end(result))
 
+    def announce_end(self, result: dict[str, Any]) -> None:
+        """Send ``match_end`` now, without waiting for the bot to exit (``on_match_end``,
+        which follows, does): the runner tells every seat first, so that the bot processes
+        end together instead of each one after the last one's exit.  Its stdin is closed
+        once the message is written (a polite bot exits at ``match_end`` anyway)."""
+        if self._started and not self._end_sent:
+            self._end_sent = True
+            self._queue(protocol.match_end(result["scores"], result["ranks"]))
+            if not self._wbuf:
+                self._close_stdin()
+
     def on_match_end(self, result: dict[str, Any]) -> None:
         """Send ``match_end``; the bot then has ``grace`` seconds to exit before it is killed."""
-        if self._started:
+        if self._started and not self._end_sent:
+            self._end_sent = True
             self._queue(protocol.match_end(result["scores"], result["ranks"]))
         self.close()
 

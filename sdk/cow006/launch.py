@@ -25,6 +25,7 @@ import sys
 import threading
 from pathlib import Path
 
+from . import manifest
 from ._errors import AgentLoadError
 
 # The only environment a bot sees.  (-I makes Python ignore PYTHON* variables, so the
@@ -167,13 +168,15 @@ def bootstrap(sdk: str | None = None) -> str:
 
 
 def resolve(path: str | Path) -> tuple[str, Path]:
-    """(language, file) for a bot path: a .py or .js file, or a folder with bot.py / bot.js."""
+    """(runtime, file) for a bot path: a .py or .js file, or a folder with bot.py / bot.js,
+    or with a ``cow006.toml`` naming its runtime and entry (``cow006.manifest``)."""
     p = Path(path)
     if p.is_dir():
-        for name, lang in (("bot.py", "python"), ("bot.js", "node")):
-            if (p / name).is_file():
-                return lang, (p / name).resolve()
-        raise AgentLoadError(f"{path} is a folder without bot.py or bot.js")
+        found = manifest.of_folder(p)
+        entry = (p / found.entry).resolve()
+        if not entry.is_relative_to(p.resolve()) or not entry.is_file():
+            raise AgentLoadError(f"{path} has no {found.entry} (the {found.runtime} entry)")
+        return found.runtime, entry
     if not p.is_file():
         raise AgentLoadError(f"no bot at {path}")
     if p.suffix == ".py":
@@ -189,6 +192,8 @@ def command_for(path: str | Path, *, sdk: str | None = None) -> list[str]:
     lang, file = resolve(path)
     if lang == "node":
         return [node_executable(), str(file)]
+    if lang == "binary":
+        return [str(file)]
     return [python_executable(), "-I", "-S", "-B", "-c", bootstrap(sdk), str(file)]
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006 import bots, play_match
@@ -17,6 +19,10 @@ from cow006_platform.models import (
     League,
     LeagueEntrant,
     Match,
+    MatchKind,
+    MatchLog,
+    MatchSeat,
+    MatchStatus,
     User,
     VersionStatus,
 )
@@ -108,3 +114,70 @@ def play_and_finish(
         log = log_for(match, builtin)
     with db.session_scope(factory) as session:
         return results.finish_match(session, match_id, log, [None] * len(log["players"]))
+
+
+def finished_matches(
+    factory: sessionmaker[Session],
+    ladder_id: int,
+    version_ids: list[int],
+    n: int,
+    distinct: int = 50,
+) -> list[int]:
+    """``n`` finished ladder matches of ``version_ids`` with real logs, inserted in bulk (as
+    many rows as a busy ladder holds, in seconds): ``distinct`` matches are played by random
+    built-ins and their logs reused in turn.  Their ids, oldest first."""
+    with db.session_scope(factory) as session:
+        agent_of = {
+            v.id: v.agent_id
+            for v in session.query(AgentVersion).filter(AgentVersion.id.in_(version_ids))
+        }
+    names = [f"v{v}" for v in version_ids]
+    logs = [
+        play_match([bots.make("random") for _ in version_ids], seed=seed, names=names)
+        for seed in range(distinct)
+    ]
+    bodies = [results.compress_log(log) for log in logs]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    with db.session_scope(factory) as session:
+        rows = [
+            {
+                "kind": MatchKind.ladder,
+                "ladder_id": ladder_id,
+                "rated": True,
+                "seed": logs[i % distinct]["seed"],
+                "status": MatchStatus.finished,
+                "rating_applied": True,
+                "scores": logs[i % distinct]["scores"],
+                "ranks": logs[i % distinct]["ranks"],
+                "faults": [],
+                "attempts": 1,
+                "created_at": start + timedelta(seconds=i),
+                "started_at": start + timedelta(seconds=i),
+                "finished_at": start + timedelta(seconds=i + 1),
+            }
+            for i in range(n)
+        ]
+        ids = list(session.scalars(insert(Match).returning(Match.id), rows))
+        ids.sort()
+        session.execute(
+            insert(MatchLog),
+            [{"match_id": mid, "body": bodies[i % distinct]} for i, mid in enumerate(ids)],
+        )
+        session.execute(
+            insert(MatchSeat),
+            [
+                {
+                    "match_id": mid,
+                    "seat": seat,
+                    "version_id": vid,
+                    "agent_id": agent_of[vid],
+                    "score": logs[i % distinct]["scores"][seat],
+                    "rank": logs[i % distinct]["ranks"][seat],
+                    "faults": 0,
+                    "forfeited": False,
+                }
+                for i, mid in enumerate(ids)
+                for seat, vid in enumerate(version_ids)
+            ],
+        )
+    return ids

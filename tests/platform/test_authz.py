@@ -82,7 +82,7 @@ MATRIX: list[Row] = [
         (401, 403, 201, 403),
         body=lambda a: {"agent_id": "{A}", "version_id": "{V}"},
     ),
-    *public("/api/ladders/{L}/entries", "/api/ladders/{L}/leaderboard"),
+    *public("/api/ladders/{L}/entries", "/api/ladders/{L}/leaderboard", "/api/ladders/{L}/logs"),
     Row("DELETE", "/api/ladders/{L}/entries/{A}", (401, 403, 204, 403)),
     # leagues
     Row(
@@ -101,6 +101,22 @@ MATRIX: list[Row] = [
         (401, 201, 201, 201),
         body=lambda a: {"version_ids": ["{V}", "{W}"]},
     ),
+    # evaluation runs: a run is its owner's (an admin reads it too); others get a 404
+    Row(
+        "POST",
+        "/api/evaluations",
+        (401, 403, 201, 403),
+        body=lambda a: {"version_id": "{V}", "pool": ["{W}"], "players": 2, "matches": 2},
+    ),
+    Row("GET", "/api/evaluations", (401, 200, 200, 200)),
+    Row("GET", "/api/evaluations/{E}", (401, 404, 200, 200)),
+    Row(
+        "POST",
+        "/api/evaluations/{E}/promote",
+        (401, 404, 200, 409),
+        body=lambda a: {"ladder_ids": ["{L}"]},
+    ),
+    Row("POST", "/api/evaluations/{F}/discard", (401, 404, 200, 409)),
     *public("/api/matches", "/api/matches/{M}", "/api/matches/{M}/log"),
     # Seat 0 is the owner's bot, seat 1 the other user's: each reads only their own.
     Row(
@@ -125,6 +141,8 @@ NAMES = {
     "{L}": "{ladder_id}",
     "{G}": "{league_id}",
     "{M}": "{match_id}",
+    "{E}": "{run_id}",
+    "{F}": "{run_id}",
     "{R}": "{token_id}",
     "{T}": "{token_id}",
     "/versions/1/": "/versions/{number}/",
@@ -175,7 +193,22 @@ def _world(api: Api) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
         "admin": admin,
         "stale": {"Authorization": "Bearer not-a-token"},
     }
+    runs = [
+        api.client.post(
+            "/api/evaluations",
+            json={"version_id": va, "pool": [vb], "players": 2, "matches": 2},
+            headers=owner,
+        ).json()["id"]
+        for _ in range(2)
+    ]
     ids = {"{U}": uid, "{A}": a, "{B}": b, "{V}": va, "{W}": vb, "{L}": lid, "{G}": gid, "{M}": mid}
+    ids |= {"{E}": runs[0], "{F}": runs[1]}
+    with api.session_factory() as session:  # run E played out: the owner may start another
+        played = session.scalars(
+            select(models.Match.id).where(models.Match.evaluation_id == runs[0])
+        ).all()
+    for match_id in played:
+        play_and_finish(api.session_factory, match_id)
     ids |= {"{T}": spare[0], "{R}": spare[1]}
     return headers, ids
 

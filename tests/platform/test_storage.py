@@ -221,9 +221,9 @@ def test_corrupt_and_truncated_zips(cfg: Settings) -> None:
 
 
 def test_no_bot_py_at_the_root(cfg: Settings) -> None:
-    refused(cfg, "b.zip", make_zip([("src/bot.py", BOT)]), "no bot.py at its root")
-    refused(cfg, "b.zip", make_zip([("bot.py/", b"")]), "no bot.py at its root")
-    refused(cfg, "b.zip", make_zip([]), "no bot.py at its root")
+    refused(cfg, "b.zip", make_zip([("src/bot.py", BOT)]), "no bot.py")
+    refused(cfg, "b.zip", make_zip([("bot.py/", b"")]), "no bot.py")
+    refused(cfg, "b.zip", make_zip([]), "no bot.py")
 
 
 def test_too_many_files(cfg: Settings) -> None:
@@ -349,3 +349,75 @@ def test_random_bytes_never_raise_anything_else(cfg: Settings, blob: bytes) -> N
             store_upload(cfg, name, blob)
         except UploadError:
             pass
+
+
+# --- runtimes: cow006.toml, node and static binaries ------------------------------------------
+
+
+def elf(machine: int = 62, interp: bool = False, klass: int = 2, e_type: int = 2) -> bytes:
+    """A minimal ELF image: the header and one or two program headers (PT_LOAD, PT_INTERP)."""
+    phnum = 2 if interp else 1
+    header = b"\x7fELF" + bytes([klass, 1, 1]) + bytes(9)
+    header += struct.pack("<HHIQQQIHHHHHH", e_type, machine, 1, 0x400000, 64, 0, 0, 64, 56,
+                          phnum, 0, 0, 0)  # fmt: skip
+    load = struct.pack("<IIQQQQQQ", 1, 5, 0, 0x400000, 0x400000, 0, 0, 0x1000)
+    phdrs = load + (struct.pack("<IIQQQQQQ", 3, 4, 0, 0, 0, 0, 0, 1) if interp else b"")
+    return header + phdrs + b"\x90" * 64
+
+
+def test_a_static_x86_64_binary_is_stored_executable(cfg: Settings) -> None:
+    data = make_zip([("cow006.toml", b'runtime = "binary"\n'), ("bot", elf())])
+    stored = store_upload(cfg, "b.zip", data)
+    mode = os.stat(stored.path / "bot").st_mode
+    assert mode & 0o777 == 0o755
+    assert os.stat(stored.path / "cow006.toml").st_mode & 0o777 == 0o644
+    assert storage.has_bot(stored.path)
+    # A static PIE (ET_DYN without a loader) is fine too; an entry elsewhere as named.
+    pie = make_zip([("cow006.toml", b'runtime = "binary"\nentry = "out/run"\n'),
+                    ("out/run", elf(e_type=3))])  # fmt: skip
+    assert os.stat(store_upload(cfg, "p.zip", pie).path / "out" / "run").st_mode & 0o111
+
+
+@pytest.mark.parametrize(
+    ("image", "match"),
+    [
+        (elf(interp=True), "dynamically linked"),
+        (elf(machine=183), "another machine"),  # aarch64
+        (elf(klass=1), "64-bit"),
+        (elf(e_type=1), "not an executable"),  # a relocatable object
+        (b"#!/bin/sh\necho hi\n", "not a Linux executable"),
+        (elf()[:70], "truncated"),
+    ],
+)
+def test_what_cannot_run_as_a_binary_is_refused_in_one_sentence(
+    cfg: Settings, image: bytes, match: str
+) -> None:
+    data = make_zip([("cow006.toml", b'runtime = "binary"\n'), ("bot", image)])
+    message = refused(cfg, "b.zip", data, match)
+    assert message.endswith(".") and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("manifest", "match"),
+    [
+        (b'runtime = "cobol"\n', "runtime 'cobol' is not one of binary, node, python"),
+        (b"runtime = [\n", "not valid TOML"),
+        (b'entry = "../../etc/passwd"\n', "relative path inside the folder"),
+        (b'entry = "/bin/sh"\n', "relative path inside the folder"),
+        (b'runtime = "node"\nentry = "main.js"\n', "no main.js"),
+        (b"evil = 1\n", "unknown key 'evil'"),
+        (b"\xff\xfe", "not valid TOML"),
+        (b"x" * 5000, "larger than 4096 bytes"),
+    ],
+)
+def test_a_bad_manifest_is_refused_in_one_sentence(
+    cfg: Settings, manifest: bytes, match: str
+) -> None:
+    data = make_zip([("cow006.toml", manifest), ("bot.py", BOT)])
+    refused(cfg, "b.zip", data, match)
+
+
+def test_a_node_bot_needs_no_manifest(cfg: Settings) -> None:
+    js = b"process.stdin.on('data', () => {});\n"
+    stored = store_upload(cfg, "b.zip", make_zip([("bot.js", js)]))
+    assert (stored.path / "bot.js").read_bytes() == js

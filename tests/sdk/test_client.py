@@ -422,6 +422,17 @@ def test_replay_of_a_played_match(alice: Path, played: Played) -> None:
     one_error_line(cli(alice, "replay", str(played.match_id), "--round", "99"), "--round")
 
 
+def test_rerun_of_an_arena_match_by_its_id(alice: Path, played: Played, bots: Path) -> None:
+    """The match is fetched from the arena; lowbot rerun as itself is the recorded match."""
+    args = ["rerun", str(played.match_id), str(bots / "low.py"), "--seat", "0", "--json"]
+    same = json.loads(ok(cli(alice, *args)))
+    assert same["same"] is True and same["differences"] == []
+    other = json.loads(ok(cli(alice, *args[:2], str(bots / "high.py"), *args[3:])))
+    assert other["same"] is False
+    assert other["recorded_score"] == played.log["scores"][0]
+    one_error_line(cli(alice, "rerun", "99999", "builtin:random", "--seat", "0"), "match 99999")
+
+
 def test_replay_of_a_local_log_from_cow006_match(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
     args = ["builtin:random", "builtin:greedy", "builtin:safe", "--seed", "11", "-q"]

@@ -256,6 +256,39 @@ def test_cheapest_row_breaks_ties_by_fewer_cards_then_lower_index() -> None:
     assert engine.cheapest_row([[1, 2], [3, 4], [5], [6, 7]]) == 2  # 2 heads each
     assert engine.cheapest_row([[12, 13], [3, 4], [10], [6, 7, 8]]) == 0  # 2, 2, 3, 3
     assert engine.cheapest_row([[1], [2], [3], [4]]) == 0
+    # The state finds it from the rule's columns (in the order of the row ends), same order.
+    for rows in ([[55], [1, 2, 3], [10], [4, 6, 7]], [[12, 13], [3, 4], [10], [6, 7, 8]]):
+        assert engine.trial(rows).cheapest_row() == engine.cheapest_row(rows)
+    assert engine.trial([[6, 7], [1, 2], [5], [3, 4]]).cheapest_row() == 2  # ends 7, 2, 5, 4
+
+
+def test_play_turn_without_choose_row_takes_the_cheapest_row() -> None:
+    rows = [[30, 31], [44], [52], [60, 61, 62]]  # 2, 5, 1 and 3 heads: row 2 is the cheapest
+    state = started([[3, 70], [45, 80]], rows)
+    takes = engine.play_turn(state, [3, 45], None)
+    assert takes == [{"seat": 0, "row": 2, "cards": [52], "reason": "lowest"}]
+    assert state.rows == [[30, 31], [44, 45], [3], [60, 61, 62]]
+
+
+def test_checked_cards_play_the_same_turns_as_unchecked_ones() -> None:
+    rng = random.Random(9)
+    for _ in range(20):
+        seed = rng.randrange(2**32)
+        checked, unchecked = engine.new_match(4), engine.new_match(4)
+        engine.deal_round(checked, random.Random(seed))
+        engine.deal_round(unchecked, random.Random(seed))
+        while not checked.round_over:
+            cards = [rng.choice(h) for h in checked.hands]
+            a = engine.play_turn(checked, cards, lambda s, c: c % 4, True)
+            b = engine.play_turn(unchecked, cards, lambda s, c: c % 4)
+            assert a == b and checked == unchecked
+    # What is not the caller's to check is still checked: the turn, the number of cards.
+    with pytest.raises(SetupError, match="round is over"):
+        engine.play_turn(checked, [1, 2, 3, 4], None, True)
+    state = started([[3], [45]], [[10], [20], [30], [40]])
+    with pytest.raises(SetupError, match="1 cards revealed"):
+        engine.play_turn(state, [3], None, True)
+    assert state.hands == [[3], [45]]
 
 
 def test_place_appends_takes_the_sixth_or_asks_for_the_lowest() -> None:

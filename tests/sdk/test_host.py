@@ -413,3 +413,46 @@ def _dealt() -> engine.State:
     state = engine.new_match(2)
     engine.start_round(state, *engine.deal(random.Random(2), 2))
     return state
+
+
+# On match_end, a bot marks its seat done and waits (up to 3 s) to see every seat done.
+ENDS_TOGETHER = """
+import os, time
+from cow006 import Agent
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Bot(Agent):
+    def on_match_start(self, info):
+        self.seat, self.n = info.seat, info.n_players
+
+    def play(self, view):
+        return max(view.hand)
+
+    def on_match_end(self, result):
+        open(os.path.join(HERE, f"end-{self.seat}"), "w").close()
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            if all(os.path.exists(os.path.join(HERE, f"end-{s}")) for s in range(self.n)):
+                open(os.path.join(HERE, f"saw-{self.seat}"), "w").close()
+                return
+            time.sleep(0.01)
+"""
+
+
+@pytest.mark.slow
+def test_every_bot_hears_the_end_before_any_is_waited_for(tmp_path: Path) -> None:
+    """The runner sends match_end to every seat (``announce_end``) before it waits for the
+    first bot process to exit, so their exits overlap: each bot sees all four ended."""
+    bot = tmp_path / "ends.py"
+    bot.write_text(ENDS_TOGETHER)
+    limits = Limits(startup=10.0, decision=5.0, bank=30.0, grace=5.0)
+    agents = [RemoteAgent(bot, limits=limits) for _ in range(4)]
+    try:
+        log = play_match(agents, seed=3)
+    finally:
+        for agent in agents:
+            agent.close()
+    assert log["faults"] == []
+    assert sorted(p.name for p in tmp_path.glob("saw-*")) == [f"saw-{s}" for s in range(4)]
+    assert all(agent.returncode == 0 for agent in agents)

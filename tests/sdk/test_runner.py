@@ -3,6 +3,7 @@ deals, plain-function bots and the number of players."""
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable
 from typing import Any
@@ -15,12 +16,15 @@ from cow006 import (
     MatchInfo,
     SetupError,
     View,
+    _runner,
     engine,
+    heads_of,
     play_match,
     verify,
 )
 from cow006._agent import agent_from_module
 from cow006._runner import seat_labels
+from cow006.cards import HAND_SIZE
 from cow006.log import FORMAT
 
 Log = dict[str, Any]
@@ -95,6 +99,113 @@ def hand_at(log: Log, seat: int, r: int, t: int) -> list[int]:
 def rows_before(log: Log, r: int, t: int) -> list[list[int]]:
     rnd = log["rounds"][r]
     return rnd["rows"] if t == 0 else rnd["turns"][t - 1]["rows"]
+
+
+def table_at(log: Log, seat: int, r: int, t: int) -> dict[str, Any]:
+    """What the view of ``seat`` at round ``r``, turn ``t`` must hold, from the log."""
+    rounds, rnd = log["rounds"], log["rounds"][r]
+    penalties = [0] * len(log["players"])
+    for turn in rnd["turns"][:t]:
+        for take in turn["takes"]:
+            penalties[take["seat"]] += heads_of(take["cards"])
+    return {
+        "hand": tuple(hand_at(log, seat, r, t)),
+        "rows": tuple(map(tuple, rows_before(log, r, t))),
+        "scores": tuple(sum(x["penalties"][s] for x in rounds[:r]) for s in range(len(penalties))),
+        "penalties": tuple(penalties),
+        "revealed": tuple(tuple(turn["cards"]) for turn in rnd["turns"][:t]),
+        "starters": tuple(row[0] for row in rnd["rows"]),
+        "round": r,
+        "turn": t,
+        "seat": seat,
+        "card": None,
+        "current": None,
+        "time_left": None,
+    }
+
+
+def view_fields(view: View) -> dict[str, Any]:
+    return {
+        k: getattr(view, k)
+        for k in (
+            *("hand", "rows", "scores", "penalties", "revealed", "starters", "round", "turn"),
+            *("seat", "card", "current", "time_left"),
+        )
+    }
+
+
+class Keeper(Agent):
+    """Keeps every view, reads only its hand (so nothing else is made until later)."""
+
+    def __init__(self) -> None:
+        self.kept: list[View] = []
+
+    def play(self, view: View) -> int:
+        self.kept.append(view)
+        return min(view.hand)
+
+
+class Reader(Agent):
+    """Reads the whole view at once and lets it go, then scribbles on it."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+
+    def play(self, view: View) -> int:
+        self.seen.append(view_fields(view))
+        card = max(view.hand)
+        view.seat, view.card, view.current, view.time_left, view.hand = 7, 5, (1,), 2.0, ()
+        return card
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_every_view_holds_its_moment_kept_or_let_go_read_now_or_later(
+    counted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seats 0 and 2 keep their views unread, seats 1 and 3 read them at once and let them go
+    # (after changing them: the next seat's view must not show it); the views are checked
+    # against the log, the kept ones only once the match is over.  Not ``counted``: as on an
+    # interpreter without reference counts, where no view is made again in place.
+    if not counted:
+        monkeypatch.setattr(_runner, "_getrefcount", lambda obj: math.nan)
+    agents: list[Agent] = [Keeper(), Reader(), Keeper(), Reader()]
+    log = play_match(agents, seed=11)
+    for seat in (1, 3):
+        reader = agents[seat]
+        assert isinstance(reader, Reader)
+        moments = [(r, t) for r in range(len(log["rounds"])) for t in range(HAND_SIZE)]
+        assert reader.seen == [table_at(log, seat, r, t) for r, t in moments]
+    for seat in (0, 2):
+        keeper = agents[seat]
+        assert isinstance(keeper, Keeper)
+        assert len(keeper.kept) == len(log["rounds"]) * HAND_SIZE
+        for i, view in enumerate(keeper.kept):
+            assert view_fields(view) == table_at(log, seat, *divmod(i, HAND_SIZE))
+    # No agent reads the table while it plays: every view makes its own, as late as this.
+    quiet: list[Agent] = [Keeper(), Keeper()]
+    log = play_match(quiet, seed=12)
+    for seat, keeper in enumerate(quiet):
+        assert isinstance(keeper, Keeper)
+        kept = keeper.kept
+        for i in reversed(range(len(kept))):  # the last first: nothing read in match order
+            assert view_fields(kept[i]) == table_at(log, seat, *divmod(i, HAND_SIZE))
+
+
+class Vandal(Min):
+    """Empties every row of the round's log entry it is handed."""
+
+    def on_round_end(self, result: dict[str, Any]) -> None:
+        for rows in [result["rows"], *(turn["rows"] for turn in result["turns"])]:
+            for row in rows:
+                row.clear()
+
+
+def test_a_round_end_hook_that_changes_the_log_does_not_change_kept_views() -> None:
+    keeper = Keeper()
+    play_match([keeper, Vandal()], seed=5, agent_seeds=[1, 2])
+    clean = play_match([Keeper(), Min()], seed=5, agent_seeds=[1, 2])  # the same match
+    for i, view in enumerate(keeper.kept):
+        assert view_fields(view) == table_at(clean, 0, *divmod(i, HAND_SIZE))
 
 
 # -- the contract ---------------------------------------------------------------------------

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -168,3 +172,40 @@ def test_the_subreaper_helper_follows_the_process() -> None:
     assert subreaper.become_subreaper(False) is True and not is_subreaper()
     subreaper.ensure()
     assert is_subreaper()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a process of another uid needs root to make")
+def test_a_zombie_another_host_left_does_not_keep_a_slot_uid_busy() -> None:
+    """A host that died (or never reaped) can leave zombies of a slot uid with another
+    parent: they run nothing and this process cannot reap them, so they do not block the
+    purge (they used to make every other host wait out the purge's timeout per slot)."""
+    from cow006.sandbox._uids import purge_uid, uid_procs
+
+    uid = 64999  # outside the default slots, so no sandbox of a parallel test is touched
+    helper = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            f"    os.setuid({uid}); os._exit(0)\n"
+            "print(pid, flush=True); time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert helper.stdout is not None
+        zombie = int(helper.stdout.readline())
+        deadline = time.monotonic() + 10
+        while (zombie, helper.pid, "Z") not in uid_procs(uid):
+            assert time.monotonic() < deadline, uid_procs(uid)
+            time.sleep(0.01)
+        started = time.monotonic()
+        killed, clear = purge_uid(uid, timeout=5.0)
+        assert (killed, clear) == (0, True)
+        assert time.monotonic() - started < 1.0
+    finally:
+        helper.kill()
+        helper.wait()

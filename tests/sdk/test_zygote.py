@@ -153,3 +153,43 @@ def test_a_zygote_that_cannot_build_the_sandbox_fails_the_probe(
     finally:
         monkeypatch.undo()
         assert sandbox.probe(sb, refresh=True).ok
+
+
+# A bot that starts a daemon in its own session (out of pid 1's process group) and then
+# waits to be killed.
+DAEMON = r"""
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(600)
+    os._exit(0)
+print("up", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="slot uids need a root host")
+@pytest.mark.parametrize("how", ["outer", "group"])
+def test_a_released_zygote_slot_leaves_nothing_of_its_uid(
+    sandbox_works: None, bot: Path, how: str
+) -> None:
+    """The release reaps the lease's process group instead of scanning /proc: killing only
+    the outer process (pid 1 orphaned to this host, a subreaper) or the whole group, with a
+    daemon inside, leaves no process of the slot uid, not even a zombie (/proc scanned)."""
+    from cow006.sandbox._uids import uid_procs
+
+    sb = Sandbox(zygote=True)
+    proc = sb.spawn([launch.python_executable(), "-I", "-S", "-B", "-c", DAEMON], bot=bot, env=None)
+    assert isinstance(proc, ZygoteProcess) and proc.lease.group == proc.pid
+    assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+    uid = proc.lease.uid
+    assert len(uid_procs(uid)) >= 4  # outer, pid 1, the bot, its daemon
+    if how == "outer":
+        os.kill(proc.pid, signal.SIGKILL)
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.lease.clean is True
+    assert uid_procs(uid) == []
+    proc.communicate()

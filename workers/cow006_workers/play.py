@@ -22,7 +22,15 @@ from cow006 import spec as cow_spec
 from cow006.host import Limits, MatchRunner, RemoteAgent
 from cow006_platform import storage
 from cow006_platform.models import Agent as AgentRow
-from cow006_platform.models import AgentVersion, Ladder, League, Match, MatchSeat, version_label
+from cow006_platform.models import (
+    AgentVersion,
+    Evaluation,
+    Ladder,
+    League,
+    Match,
+    MatchSeat,
+    version_label,
+)
 from cow006_platform.settings import Settings
 
 # What a match played leaves: its log, and each seat's stderr (None for an in-process agent).
@@ -50,8 +58,9 @@ def sandbox_for(settings: Settings) -> cow_sandbox.Sandbox | None:
     return cow_sandbox.resolve_mode(None if settings.sandbox != "off" else False)
 
 
-def limits_for(source: Ladder | League | None) -> Limits:
-    """The bots' limits at a table of ``source`` (a validation table copies its ladder's)."""
+def limits_for(source: Ladder | League | Evaluation | None) -> Limits:
+    """The bots' limits at a table of ``source`` (a validation table copies its ladder's, an
+    evaluation run's were copied from its ladder when it was made)."""
     if source is None:  # a challenge outside any ladder: the SDK's defaults
         return Limits()
     return Limits(decision=source.decision_time, bank=source.time_bank)
@@ -61,7 +70,7 @@ def bot_folder(settings: Settings, sha256: str, label: str) -> str:
     """The stored folder of a version's files; FileNotFoundError (naming ``label``) if its
     bot is missing from storage."""
     path = storage.bot_path(settings, sha256)
-    if not (path / storage.BOT_FILE).is_file():
+    if not storage.has_bot(path):
         raise FileNotFoundError(f"the files of {label} are missing from storage")
     return str(path)
 
@@ -79,9 +88,14 @@ def read_plan(session: Session, settings: Settings, match: Match) -> Plan:
     labels = [version_label(agent_name, number) for _sha, number, agent_name in seats]
     paths = [bot_folder(settings, row[0], label) for row, label in zip(seats, labels, strict=True)]
     ladder = session.get(Ladder, match.ladder_id) if match.ladder_id is not None else None
-    source: Ladder | League | None = ladder
+    source: Ladder | League | Evaluation | None = ladder
     if match.league_id is not None:
         source = session.get(League, match.league_id)
+    if match.evaluation_id is not None:
+        run = session.get(Evaluation, match.evaluation_id)
+        source = run
+        if run is not None and run.ladder_id is not None:
+            ladder = session.get(Ladder, run.ladder_id)  # the pool's ladder: its CPU share
     cpu = ladder.cpu_share if ladder is not None else None
     return Plan(match.seed, paths, labels, limits_for(source), cpu)
 

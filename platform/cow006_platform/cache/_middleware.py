@@ -4,14 +4,29 @@ cache, misses rendered once and stored, and the renderer the cache renders ahead
 from __future__ import annotations
 
 import asyncio
+import gzip
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..answers import GZIP_LEVEL, GZIP_MIN_BYTES, accepts_gzip
 from ..metrics import ROUTE_LABEL, route_label
 from ._refresh import Answer, Rendered, Renderer
 from ._routes import CachedRoutes, page_key
-from ._store import Entry
+from ._store import Entry, Store
+
+# A browser signed in on the site sends this cookie (``websession.COOKIE``; the name is
+# spelled here so the cache does not import the web layer): such requests are personal.
+SESSION_COOKIE = b"cow006_session"
+
+
+def personal(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request carries a credential: an Authorization header, or the site's
+    session cookie.  Its answer is never taken from the cache nor stored there."""
+    for name, value in headers:
+        if name == b"authorization" or (name == b"cookie" and SESSION_COOKIE in value):
+            return True
+    return False
 
 
 class PublicCacheMiddleware:
@@ -37,11 +52,7 @@ class PublicCacheMiddleware:
             await self.app(scope, receive, send)
             return
         cache = getattr(scope["app"].state, "page_cache", None)
-        if (
-            cache is None
-            or not cache.live
-            or any(name == b"authorization" for name, _ in scope["headers"])
-        ):
+        if cache is None or not cache.live or personal(scope["headers"]):
             await self.app(scope, receive, send)
             return
         query = scope["query_string"].decode("latin-1")
@@ -57,7 +68,7 @@ class PublicCacheMiddleware:
             entry.reads += 1
             if entry.stale_since is not None:
                 cache.stale_hits += 1
-            await _send_entry(scope, send, entry)
+            await _send_entry(scope, send, entry, cache=cache, key=key)
             return
         flight = cache.inflight.get(key)
         if flight is not None:
@@ -67,7 +78,7 @@ class PublicCacheMiddleware:
             ):
                 scope[ROUTE_LABEL] = rendered.answer.route
                 cache.hits += 1
-                await _send_rendered(scope, send, rendered, hit=True)
+                await _send_rendered(scope, send, rendered, hit=True, cache=cache, key=key)
                 return
         tags = self._routes(scope["app"]).tags(scope["path"], query)
         if tags is None:  # not a cached route
@@ -75,7 +86,7 @@ class PublicCacheMiddleware:
             return
         cache.misses += 1
         rendered = await cache.fill(key, frozenset(tags), lambda: self._render(scope, receive))
-        await _send_rendered(scope, send, rendered, hit=False)
+        await _send_rendered(scope, send, rendered, hit=False, cache=cache, key=key)
 
     async def _render(self, scope: Scope, receive: Receive) -> Answer:
         """The app's answer, whole (these routes answer small, complete JSON bodies; the
@@ -123,9 +134,11 @@ class PublicCacheMiddleware:
         return render
 
 
-async def _send_rendered(scope: Scope, send: Send, rendered: Rendered, *, hit: bool) -> None:
+async def _send_rendered(
+    scope: Scope, send: Send, rendered: Rendered, *, hit: bool, cache: Store, key: str
+) -> None:
     if rendered.entry is not None:
-        await _send_entry(scope, send, rendered.entry, hit=hit)
+        await _send_entry(scope, send, rendered.entry, hit=hit, cache=cache, key=key)
         return
     answer = rendered.answer
     headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
@@ -133,14 +146,34 @@ async def _send_rendered(scope: Scope, send: Send, rendered: Rendered, *, hit: b
     await send({"type": "http.response.body", "body": answer.body})
 
 
-async def _send_entry(scope: Scope, send: Send, entry: Entry, *, hit: bool = True) -> None:
-    headers: list[Any] = [*entry.headers, (b"etag", entry.etag)]
+def _gzipped(entry: Entry, cache: Store, key: str) -> bytes:
+    """The entry's body compressed: once per entry, kept with it (and counted against the
+    cache's budget while it is stored), so a hit never compresses again."""
+    if entry.gzipped is None:
+        entry.gzipped = gzip.compress(entry.body, GZIP_LEVEL, mtime=0)
+        cache.account(key, entry, len(entry.gzipped))
+    return entry.gzipped
+
+
+async def _send_entry(
+    scope: Scope, send: Send, entry: Entry, *, hit: bool = True, cache: Store, key: str
+) -> None:
+    body, etag = entry.body, entry.etag
+    headers: list[Any] = list(entry.headers)
+    if len(entry.body) >= GZIP_MIN_BYTES:
+        # Two representations of one page: each has its own ETag (a strong ETag names bytes).
+        headers.append((b"vary", b"Accept-Encoding"))
+        if accepts_gzip(scope):
+            body = _gzipped(entry, cache, key)
+            etag = entry.etag[:-1] + b'-gz"'
+            headers.append((b"content-encoding", b"gzip"))
+    headers.append((b"etag", etag))
     state = b"miss" if not hit else b"hit" if entry.stale_since is None else b"stale"
     headers.append((b"x-cache", state))
-    if any(k == b"if-none-match" and entry.etag in v for k, v in scope["headers"]):
+    if any(k == b"if-none-match" and etag in v for k, v in scope["headers"]):
         await send({"type": "http.response.start", "status": 304, "headers": headers})
         await send({"type": "http.response.body", "body": b""})
         return
-    headers.append((b"content-length", str(len(entry.body)).encode()))
+    headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": entry.status, "headers": headers})
-    await send({"type": "http.response.body", "body": entry.body})
+    await send({"type": "http.response.body", "body": body})

@@ -26,6 +26,7 @@ class Entry:
     stale_since: float | None = None  # its data changed elsewhere; being rendered again
     route: str = ""  # the label of the route that answered: request metrics count its hits under it
     cost: int = 0  # the bytes it is counted for against the budget (``entry_cost``)
+    gzipped: bytes | None = None  # the body compressed, made by the first reader taking gzip
 
 
 # A page kept stale is rendered again once it has been stale this share of
@@ -185,6 +186,13 @@ class Store:
         now = self.last_sweep = time.monotonic()
         for key in [k for k, e in self.entries.items() if e.expires < now]:
             self._drop(key)
+
+    def account(self, key: str, entry: Entry, extra: int) -> None:
+        """Count ``extra`` more bytes for ``entry`` (its compressed copy) if it is still the
+        one stored under ``key`` (a dropped entry counts for nothing any more)."""
+        if self.entries.get(key) is entry:
+            entry.cost += extra
+            self.size += extra
 
     def put(self, key: str, entry: Entry) -> None:
         entry.cost = entry_cost(key, entry)

@@ -33,13 +33,9 @@ def export_command(
     import tempfile
     from io import BytesIO
 
-    from sqlalchemy import select
-
     from cow006 import log as cow_log
 
-    from .. import crud, results
-    from ..db import aware
-    from ..models import Match, MatchStatus
+    from .. import crud, exports
     from ..settings import Settings
 
     as_tar = out.name.endswith((".tar.gz", ".tgz"))
@@ -73,57 +69,22 @@ def export_command(
         last = 0
         while True:
             with factory() as session:
-                matches = session.scalars(
-                    select(Match)
-                    .where(
-                        Match.ladder_id == ladder_id,
-                        Match.status == MatchStatus.finished,
-                        Match.id > last,
-                    )
-                    .order_by(Match.id)
-                    .limit(EXPORT_BATCH)
-                ).all()
-                if not matches:
-                    break
-                seats: dict[int, list[dict[str, object]]] = {}
-                for seat in session.execute(crud.matches.seats_query([m.id for m in matches])):
-                    seats.setdefault(seat.match_id, []).append(
-                        {
-                            "seat": seat.seat,
-                            "agent": seat.agent,
-                            "agent_id": seat.agent_id,
-                            "version": seat.number,
-                            "version_id": seat.version_id,
-                            "score": seat.score,
-                            "rank": seat.rank,
-                            "faults": seat.faults,
-                        }
-                    )
-                for match in matches:
-                    last = match.id
-                    log = results.read_log(session, match.id)
-                    if log is None:
-                        fail(f"match {match.id} is finished but has no stored log")
-                    try:
-                        cow_log.verify(log)
-                    except Exception as exc:
-                        fail(f"the log of match {match.id} does not replay ({exc})")
-                    finished = aware(match.finished_at)
-                    mtime = finished.timestamp() if finished is not None else 0.0
-                    path = f"matches/{match.id}.json"
-                    put(path, json.dumps(log, separators=(",", ":")).encode(), mtime)
-                    entry = {
-                        "match_id": match.id,
-                        "file": path,
-                        "seed": match.seed,
-                        "rated": match.rated,
-                        "finished_at": finished.isoformat() if finished is not None else None,
-                        "participants": seats.get(match.id, []),
-                        "scores": match.scores,
-                        "ranks": match.ranks,
-                    }
-                    index.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
-                    count += 1
+                rows = crud.matches.ladder_logs(
+                    session, ladder_id, last, EXPORT_BATCH, settled=False
+                )
+            if not rows:
+                break
+            for row in rows:
+                last = row.id
+                text = exports.log_text(row.body)
+                try:
+                    cow_log.verify(json.loads(text))
+                except Exception as exc:
+                    fail(f"the log of match {row.id} does not replay ({exc})")
+                entry = exports.index_entry(row)
+                put(entry["file"], text, exports.mtime(row))
+                index.write(json.dumps(entry, separators=(",", ":")).encode() + b"\n")
+                count += 1
         put("index.jsonl", index.getvalue(), 0.0)
         if tar is not None:
             tar.close()

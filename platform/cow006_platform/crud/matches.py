@@ -11,17 +11,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .. import results, workclasses
 from ..models import (
     Agent,
     AgentVersion,
+    Ladder,
     Match,
     MatchKind,
+    MatchLog,
     MatchSeat,
     MatchStatus,
     User,
@@ -42,6 +45,19 @@ MATCH_COLUMNS = [
     for c in Match.__table__.c
     if c.key not in ("worker", "lease_expires_at", "attempts", "rating_applied")
 ]
+
+
+class LogRow(NamedTuple):
+    """A finished match as the exports write it: its index fields, seats and stored log."""
+
+    id: int
+    seed: int
+    rated: bool
+    finished_at: datetime | None
+    scores: list[int] | None
+    ranks: list[int] | None
+    body: bytes  # the log, gzip-compressed JSON (``results.compress_log``)
+    participants: list[dict[str, Any]]
 
 
 def seats_query(ids: Query | Sequence[int]) -> Query:
@@ -224,6 +240,69 @@ def stderr(session: Session, match_id: int, seat: int, user: User) -> StderrOut:
     return StderrOut.model_validate(row, from_attributes=True)
 
 
+# --- bulk export of a ladder's logs ------------------------------------------------------
+
+
+def ladder_logs(
+    session: Session, ladder_id: int, since: int, limit: int, *, settled: bool = True
+) -> list[LogRow]:
+    """The ladder's finished matches after match ``since``, oldest first, at most ``limit``,
+    with their seats and stored (gzip-compressed) logs.
+
+    With ``settled``, only matches below the ladder's oldest unfinished one (queued or
+    running) are listed: a match created earlier may finish later, and a cursor that passed
+    it would miss it.  So the last id of a page is a cursor that never skips a match
+    (``exports``).  Without it, every finished match (a snapshot: ``cow006 admin export``).
+    """
+    get(session, Ladder, ladder_id, "ladder")
+    query = (
+        select(
+            Match.id,
+            Match.seed,
+            Match.rated,
+            Match.finished_at,
+            Match.scores,
+            Match.ranks,
+            MatchLog.body,
+        )
+        .join(MatchLog, MatchLog.match_id == Match.id)
+        .where(
+            Match.ladder_id == ladder_id,
+            Match.status == MatchStatus.finished,
+            Match.id > since,
+        )
+    )
+    if settled:
+        unsettled = session.scalar(
+            select(func.min(Match.id)).where(
+                Match.ladder_id == ladder_id,
+                Match.status.in_([MatchStatus.queued, MatchStatus.running]),
+            )
+        )
+        if unsettled is not None:
+            query = query.where(Match.id < unsettled)
+    rows = session.execute(query.order_by(Match.id).limit(limit)).all()
+    seats: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    if rows:
+        for seat in session.execute(seats_query([r.id for r in rows])):
+            seats[seat.match_id].append(
+                {
+                    "seat": seat.seat,
+                    "agent": seat.agent,
+                    "agent_id": seat.agent_id,
+                    "version": seat.number,
+                    "version_id": seat.version_id,
+                    "score": seat.score,
+                    "rank": seat.rank,
+                    "faults": seat.faults,
+                }
+            )
+    return [
+        LogRow(r.id, r.seed, r.rated, r.finished_at, r.scores, r.ranks, r.body, seats[r.id])
+        for r in rows
+    ]
+
+
 # --- challenges --------------------------------------------------------------------------
 
 
@@ -288,6 +367,14 @@ def create_challenge(
     admitted = workclasses.admit_challenges(session, settings)
     session.commit()
     return match_id, admitted
+
+
+def kinds(session: Session, match_ids: Sequence[int]) -> dict[int, MatchKind]:
+    """The kind of each of ``match_ids`` (what the executor sends it by: its queue)."""
+    if not match_ids:
+        return {}
+    rows = session.execute(select(Match.id, Match.kind).where(Match.id.in_(list(match_ids))))
+    return {int(mid): MatchKind(kind) for mid, kind in rows}
 
 
 # --- the admin command's reads -----------------------------------------------------------

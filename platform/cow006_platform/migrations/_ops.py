@@ -52,3 +52,17 @@ def one_column(
         drop_columns(table, name)
 
     return upgrade, downgrade
+
+
+def add_reference(table: str, name: str, target: str) -> None:
+    """ADD COLUMN ``name`` INTEGER NULL to ``table``, a foreign key to ``target`` (``table.id``
+    form).  Alembic adds the constraint with an ALTER TABLE that SQLite lacks; SQLite takes
+    the reference in the ADD COLUMN itself (the column is NULL).  No ON DELETE: SQLite's
+    reflection does not read it back from a column added so."""
+    if op.get_bind().dialect.name == "sqlite":
+        ref_table, ref_column = target.split(".")
+        op.execute(
+            f"ALTER TABLE {table} ADD COLUMN {name} INTEGER REFERENCES {ref_table} ({ref_column})"
+        )
+        return
+    op.add_column(table, sa.Column(name, sa.Integer(), sa.ForeignKey(target), nullable=True))

@@ -14,7 +14,6 @@ from fastapi import APIRouter, Request, Response, status
 
 from .. import crud, throttle
 from ..deps import CurrentUser, ExecutorDep, SessionDep, SettingsDep
-from ..models import MatchKind
 from ..schemas import ChallengeCreate, MatchOut
 from .common import ERR_403, ERR_404, ERR_409, ERR_429, ApiRoute, respond
 
@@ -41,8 +40,10 @@ def create_challenge(
     version, or an owner who refuses challenges), 429 with a sentence and ``Retry-After``."""
     address = throttle.client_address(request)
     match_id, admitted = crud.matches.create_challenge(session, settings, body, user, address)
-    for admitted_id in admitted:
-        executor.submit_match(admitted_id, kind=MatchKind.challenge)
+    # Held matches of every class may be admitted now (an evaluation run's too): each is
+    # sent to its own class's queue.
+    for admitted_id, kind in crud.matches.kinds(session, admitted).items():
+        executor.submit_match(admitted_id, kind=kind)
     # The seed stays hidden from the challenger too (admins aside) until the match is over,
     # even one the challenger chose: the answer has the same shape either way.
     match = crud.matches.get_match(session, match_id, admin=user.is_admin)

@@ -8,12 +8,15 @@ version has not played yet shows the ladder's initial rating (``crud.ladders``).
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response, status
+from typing import Annotated
 
-from .. import crud
+from fastapi import APIRouter, Query, Request, Response, status
+
+from .. import crud, exports, throttle
 from ..cache import cached
-from ..deps import AdminUser, CurrentUser, IdPath, PagingDep, SessionDep
+from ..deps import AdminUser, CurrentUser, IdPath, PagingDep, SessionDep, SettingsDep
 from ..schemas import (
+    MAX_ID,
     EntryCreate,
     EntryOut,
     LadderCreate,
@@ -26,6 +29,7 @@ from .common import (
     ERR_403,
     ERR_404,
     ERR_409,
+    ERR_429,
     ApiRoute,
     Responses,
     page_parts,
@@ -114,3 +118,57 @@ def leaderboard(
     if parts is not None:  # a slice of the whole board, held until the ladder changes
         return respond_json(crud.ladders.leaderboard_json(session, ladder_id, paging, parts))
     return respond(crud.ladders.leaderboard(session, ladder_id, paging))
+
+
+EXPORT: Responses = {
+    200: {
+        "description": "The page of logs: JSON lines (`format=jsonl`) or a tar with "
+        "`index.jsonl` (`format=tar`). `Cow006-Next-Since` is the cursor to ask with next, "
+        "`Cow006-More` whether the page was full.",
+        "content": {"application/jsonl": {}, "application/x-tar": {}},
+    },
+    **ERR_404,
+    **ERR_429,
+}
+
+
+@router.get("/{ladder_id}/logs", response_class=Response, responses=EXPORT)
+def export_logs(
+    ladder_id: IdPath,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    since: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_ID)] = None,
+    format: exports.Format = "jsonl",
+) -> Response:
+    """The ladder's finished matches after match ``since``, oldest first, with their logs:
+    a bulk export for datasets, resumable with ``since`` (``cow006 logs --ladder``).
+
+    Public (logs hold no stderr) and limited per client address.  ``limit`` is at most the
+    arena's page size (``EXPORT_PAGE_MAX``, the default).
+    """
+    per_minute = settings.exports_per_minute_per_address
+    if per_minute > 0:
+        counted = throttle.bump(
+            request.app.state.session_factory,
+            throttle.EXPORT,
+            throttle.client_address(request),
+            60,
+        )
+        if counted.count > per_minute:
+            raise throttle.too_many(
+                f"too many exports from your address; try again in {counted.retry_after} s",
+                counted.retry_after,
+            )
+    page_size = min(limit or settings.export_page_max, settings.export_page_max)
+    rows = crud.matches.ladder_logs(session, ladder_id, since, page_size)
+    page = exports.build(rows, since, page_size, format)
+    headers = {"Cow006-Next-Since": str(page.next_since), "Cow006-More": str(page.more).lower()}
+    if page.more:
+        query = f"since={page.next_since}&limit={page_size}&format={format}"
+        headers["Link"] = f'</api/ladders/{ladder_id}/logs?{query}>; rel="next"'
+    if format == "tar":
+        name = f"ladder-{ladder_id}-logs-{since + 1}-{page.next_since}.tar"
+        headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return Response(page.body, media_type=page.media_type, headers=headers)

@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request, Response, status
 from .. import crud, throttle
 from ..deps import CurrentUser, IdPath, PagingDep, SessionDep, SettingsDep
 from ..schemas import Message, Page, UserCreate, UserCreated, UserPublic
+from ..settings import Settings
 from .common import ERR_429, ApiRoute, Responses, respond
 
 router = APIRouter(prefix="/users", tags=["users"], route_class=ApiRoute)
@@ -22,15 +23,9 @@ REGISTRATION: Responses = {
 }
 
 
-@router.post("", response_model=UserCreated, status_code=201, responses=REGISTRATION)
-def register(
-    body: UserCreate, request: Request, session: SessionDep, settings: SettingsDep
-) -> Response:
-    """Register a user.  The response holds the API token: it is shown this once.
-
-    Where the arena registers by invitation, ``invite`` must be a code from its admins; where
-    it approves new users, the account is ``pending`` (its token refused) until approved.
-    """
+def count_registration(request: Request, settings: Settings) -> None:
+    """Count a registration of the caller's address (the API's and the site's together);
+    429 past ``registrations_per_hour_per_address``."""
     limit = settings.registrations_per_hour_per_address
     if limit > 0:
         # Counted before anything is checked: a flood of taken names or bad codes counts too.
@@ -45,6 +40,18 @@ def register(
                 f"too many registrations from your address; try again in {counted.retry_after} s",
                 counted.retry_after,
             )
+
+
+@router.post("", response_model=UserCreated, status_code=201, responses=REGISTRATION)
+def register(
+    body: UserCreate, request: Request, session: SessionDep, settings: SettingsDep
+) -> Response:
+    """Register a user.  The response holds the API token: it is shown this once.
+
+    Where the arena registers by invitation, ``invite`` must be a code from its admins; where
+    it approves new users, the account is ``pending`` (its token refused) until approved.
+    """
+    count_registration(request, settings)
     return respond(crud.users.register(session, settings, body), status.HTTP_201_CREATED)
 
 

@@ -18,7 +18,7 @@ class CgroupError(Exception):
     """Cgroups cannot be used as the sandbox needs them; the message is one sentence."""
 
 
-def write(path: Path, text: str) -> None:
+def write(path: str | Path, text: str) -> None:
     """Write one value to an existing cgroup file (O_CREAT never: a missing file is an error,
     not a new regular file)."""
     fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
@@ -28,7 +28,7 @@ def write(path: Path, text: str) -> None:
         os.close(fd)
 
 
-def read(path: Path) -> str:
+def read(path: str | Path) -> str:
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         chunks = []
@@ -49,7 +49,7 @@ def keyed(path: Path) -> dict[str, int]:
     return out
 
 
-def pids_in(path: Path) -> set[int]:
+def pids_in(path: str | Path) -> set[int]:
     """The pids a ``cgroup.procs`` file lists (none if the cgroup is gone)."""
     try:
         return {int(w) for w in read(path).split() if w.isdigit()}

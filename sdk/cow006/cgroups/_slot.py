@@ -60,6 +60,8 @@ class Slot:
         self.io_devices: tuple[tuple[int, int], ...] = ()  # the devices really capped
         self._lock = threading.Lock()
         self.oom_seen = False  # the v1 watcher saw an OOM and killed the slot
+        self._procs_key: tuple[Path, ...] = ()
+        self._procs: list[str] = []
 
     @property
     def version(self) -> int:
@@ -70,7 +72,13 @@ class Slot:
 
     def procs_files(self) -> list[str]:
         """The ``cgroup.procs`` files a process writes itself into to join the slot."""
-        return [str(d / "cgroup.procs") for d in self._unique_dirs()]
+        # Built once per set of directories: they are read several times per lease (the
+        # emptiness checks, the kill), and a Path join costs more than the read.
+        key = tuple(self._unique_dirs())
+        if self._procs_key != key:
+            self._procs = [str(d / "cgroup.procs") for d in key]
+            self._procs_key = key
+        return list(self._procs)
 
     def members(self) -> dict[str, set[int]]:
         """The pids in the slot, per controller directory (they should all agree)."""
@@ -78,8 +86,8 @@ class Slot:
 
     def pids(self) -> set[int]:
         out: set[int] = set()
-        for d in self._unique_dirs():
-            out |= pids_in(d / "cgroup.procs")
+        for path in self.procs_files():
+            out |= pids_in(path)
         return out
 
     def empty(self) -> bool:

@@ -141,7 +141,8 @@ def _copy_bot_tree(bot: Path, dest: Path) -> None:
 
 def _copy_regular(name: str, dir_fd: int | None, dest: Path, bot: Path, rel: str) -> None:
     """Copy one regular file (opened with O_NOFOLLOW and O_NONBLOCK, checked to be a regular
-    file once open) to a new file ``dest`` of mode 0644."""
+    file once open) to a new file ``dest`` of mode 0644, or 0755 if its owner could run it
+    (a binary bot's executable)."""
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     try:
         mode = os.fstat(fd).st_mode
@@ -149,6 +150,6 @@ def _copy_regular(name: str, dir_fd: int | None, dest: Path, bot: Path, rel: str
             raise _refused(bot, rel, mode)
         with open(dest, "xb") as out, os.fdopen(fd, "rb", closefd=False) as src:
             shutil.copyfileobj(src, out)
-        os.chmod(dest, 0o644)
+        os.chmod(dest, 0o755 if mode & stat.S_IXUSR else 0o644)
     finally:
         os.close(fd)

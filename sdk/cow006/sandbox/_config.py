@@ -183,7 +183,9 @@ class Sandbox:
         argv = launch.command_for(path, sdk=SDK_DEST)
         p = Path(path)
         bot_src = p.resolve() if p.is_dir() else file
-        argv[-1] = f"{BOT_DEST}/{file.name}"  # the file itself, or bot.py in the folder
+        # The file itself, or the entry in the folder (bot.py, or the manifest's).
+        inside = file.relative_to(bot_src).as_posix() if p.is_dir() else file.name
+        argv[-1] = f"{BOT_DEST}/{inside}"
         if lang == "python" and self.zygote_on():
             # The zygote's child hands the bot its stdio pipes itself: only the bot holds them.
             return self.spawn(argv, lang=lang, bot=bot_src)

@@ -7,8 +7,9 @@ sandbox itself (see ``cow006._zygote``).  The host asks it over a socket: one re
 bot, the sandbox's description (what ``_command`` gives bwrap: the binds, the masks, the
 limits, the slot uid and cgroup, the seccomp program) and the bot's three stdio pipes
 (``SCM_RIGHTS``).  The zygote answers with the pid of the sandbox's outer process, which
-is the host's own child by then (the host is a child subreaper and the zygote forked it
-through a process that exited), so ``ZygoteProcess`` is an ordinary ``Popen`` of the host:
+is the host's own child (the zygote clones it with ``CLONE_PARENT``; its pid 1, should it
+be orphaned, comes back to the host, a child subreaper), so ``ZygoteProcess`` is an
+ordinary ``Popen`` of the host:
 ``wait``, ``poll``, ``kill`` and the process group work as with bwrap.
 
 The zygote is started lazily by the first bot, from the real interpreter with ``-I -S -B``

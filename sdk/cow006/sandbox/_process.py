@@ -170,6 +170,9 @@ class ZygoteProcess(SandboxedProcess):
         self._zygote = zygote
         self._request = request
         super().__init__(args, lease=lease, **kwargs)
+        # The outer process leads a session of its own (``setsid``), and pid 1 stays in its
+        # group: the lease's release reaps that group instead of scanning /proc.
+        lease.group = self.pid
 
     def _execute_child(
         self,

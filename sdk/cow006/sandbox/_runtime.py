@@ -4,7 +4,8 @@ A Python bot gets the real interpreter binary (``sys.executable`` resolved, neve
 pyenv shim), its standard library without ``STDLIB_SKIP`` (site-packages hidden), the shared
 libraries it and its extension modules load (found with ldd once, the answer cached), and the
 host's compiled copy of the ``cow006`` package at ``/sdk/cow006`` (``launch.compiled_sdk``).
-A node bot gets node and its libraries.  ``runtime_binds`` computes the read-only binds once
+A node bot gets node and its libraries; a binary bot (a static executable) nothing.
+``runtime_binds`` computes the read-only binds once
 per process and configuration; what the slot uid cannot reach is staged (``_staging``).
 """
 
@@ -129,7 +130,9 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
     cache = sb.cache_path()
     safe_dir(cache)
     elf: list[str] = []
-    if lang == "node":
+    if lang == "binary":
+        pass  # a static executable of the bot's own: no runtime, no libraries
+    elif lang == "node":
         exe = os.path.realpath(launch.node_executable())
         binds.append((reachable(sb, exe), exe))
         elf.append(exe)

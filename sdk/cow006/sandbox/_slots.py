@@ -3,8 +3,9 @@
 A root host has ``Sandbox.slots`` slots, each a uid (``uid_base + n``) and a lock file
 ``uid-N.lock`` in the state directory (root's, so the lock holds across processes: several
 workers share the slots).  ``acquire`` takes the lowest free slot whose uid runs nothing;
-``Lease.release`` kills and reaps whatever the slot still runs (its cgroup emptied, its uid
-purged) and only then marks it clean.  A non-root host has one lease kind: its own uid.
+``Lease.release`` kills and reaps whatever the slot still runs (its cgroup emptied, and its
+uid purged, or for a sandbox the zygote built, its process group reaped: no scan of /proc)
+and only then marks it clean.  A non-root host has one lease kind: its own uid.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class Lease:
         self.cgroup: cgroups.Slot | None = None  # the slot's cgroup (None: cgroups off)
         self.remove_cgroup = False  # a per-lease cgroup (non-root hosts), removed at release
         self.memory_hit = False  # the slot ran out of memory (known at release)
+        # The process group every process of the lease outside its pid namespace is in,
+        # when the sandbox is built so (the zygote's): see ``release``.
+        self.group: int | None = None
         self._mutex = threading.Lock()
         self._released = False
 
@@ -70,7 +74,25 @@ class Lease:
                 slot.unwatch()
                 emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
                 self.memory_hit = slot.hit_memory_cap()
-            if is_root():
+            if is_root() and slot is not None and self.group is not None:
+                # Every live process of the slot uid is in the slot's cgroup (it joined it
+                # as root, before dropping to the uid, and cannot leave it), so an empty
+                # cgroup leaves only zombies: those inside the sandbox's pid namespace are
+                # reaped by the kernel before its pid 1 is, and the processes outside it
+                # (the outer one, pid 1 when orphaned to this subreaper) are this host's
+                # children in the lease's process group.  No scan of /proc is needed.  The
+                # group is reaped whatever the cgroup said: a slot not emptied at once (or a
+                # group not reaped in time) falls back to the scan, which kills and reaps
+                # what is left, so no zombie of the slot uid outlives its lease.
+                self.clean = _reap_group(self.group) and emptied
+                if not self.clean:
+                    self.killed, self.clean = purge_uid(self.uid)
+                    if not slot.empty():
+                        emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
+                    self.clean = self.clean and slot.empty()
+                if self.clean:
+                    _mark(self.lock_fd, _CLEAN)
+            elif is_root():
                 self.killed, self.clean = purge_uid(self.uid)
                 if slot is not None and not slot.empty():
                     emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
@@ -94,6 +116,23 @@ def _reap_listed(pids: Iterable[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def _reap_group(pgid: int, timeout: float = 5.0) -> bool:
+    """Reap this process's children in process group ``pgid`` until none is left (they
+    have all been killed: each is gone or dying); whether none is left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            pid, _status = os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            return True  # no child of ours in the group, exited or not
+        except OSError:
+            return False
+        if pid == 0:  # one is still dying
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.0005)
 
 
 def _mark(fd: int, word: bytes) -> None:

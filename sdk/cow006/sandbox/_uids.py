@@ -65,13 +65,17 @@ def uid_procs(uid: int) -> list[tuple[int, int, str]]:
 
 def purge_uid(uid: int, timeout: float = 5.0) -> tuple[int, bool]:
     """SIGKILL every process of ``uid`` and reap those that are our children, until none is
-    left.  Returns (how many live ones were killed, whether the uid is clear)."""
+    left alive.  Returns (how many live ones were killed, whether the uid is clear).
+
+    A zombie that is another process's child (a host that left a sandbox unreaped) cannot
+    be reaped here and can run nothing: it does not keep the uid from being clear, or one
+    careless host would take a slot from every other host until it exits."""
     me = os.getpid()
     killed: set[int] = set()
     deadline = time.monotonic() + timeout
     while True:
         procs = uid_procs(uid)
-        if not procs:
+        if all(state in ("Z", "X") and ppid != me for _pid, ppid, state in procs):
             return len(killed), True
         reaped = False
         for pid, ppid, state in procs:

@@ -51,6 +51,16 @@ def test_leaderboard_refreshes_and_links_to_agents(pages: Pages, live_server: Li
     names = page.locator("#leaderboard tbody tr td:nth-child(2)").all_inner_texts()
     assert names == [r["agent"] for r in board]
     before = sum(r["matches"] for r in board)
+    # Refreshing is not news: "Updated ..." is no live region, and the hidden one stays silent
+    # while the board stays the same (it spoke every 5 s before).
+    assert page.get_attribute("#leaderboard-status", "aria-live") is None
+    assert page.get_attribute("#leaderboard-news", "aria-live") == "polite"
+    page.wait_for_function("() => document.getElementById('leaderboard').dataset.updated")
+    first_update = page.get_attribute("#leaderboard", "data-updated")
+    page.wait_for_function(
+        "t => document.getElementById('leaderboard').dataset.updated !== t", arg=first_update
+    )
+    assert page.inner_text("#leaderboard-news") == ""
     new_match = live.play_ladder_match()
     # ladder.js polls the API every second here (data-refresh): the new match shows up.
     page.wait_for_selector(f'#recent-matches tr[data-match="{new_match}"]', timeout=8000)
@@ -60,6 +70,9 @@ def test_leaderboard_refreshes_and_links_to_agents(pages: Pages, live_server: Li
         arg=before + 4,
     )
     assert "Updated" in page.inner_text("#leaderboard-status")
+    page.wait_for_function(
+        "() => document.getElementById('leaderboard-news').textContent.includes('changed')"
+    )
     screenshot(page, "ladder")
     # The new match may have changed the order (bots' seeds are secret and fresh each match).
     first = api(live, f"/api/ladders/{live.seeded.ladder_id}/leaderboard")["items"][0]
@@ -336,6 +349,63 @@ def test_pages_without_javascript(pages: Pages, live_server: LiveServer) -> None
     assert page.is_hidden("#controls") and page.is_hidden("#revealed-section")
     assert page.is_visible("#text-r1t1")
     screenshot(page, "match-no-js")
+
+
+def record_urls(page: Any) -> list[str]:
+    """Every URL the page navigates to (its history entries) or requests, from now on."""
+    seen: list[str] = [page.url]
+    page.on("framenavigated", lambda frame: seen.append(frame.url))
+    page.on("request", lambda request: seen.append(request.url))
+    return seen
+
+
+@pytest.mark.parametrize("javascript", [False, True], ids=["no-js", "js"])
+def test_no_token_in_any_url_signing_in_registering_and_out(
+    pages: Pages, live_server: LiveServer, javascript: bool
+) -> None:
+    token = live_server.seeded.alice_token
+    page = pages.open("/login", javascript=javascript)
+    urls = record_urls(page)
+    # A wrong token: refused on the page, and not in any URL either.
+    page.fill("#token-input", "W" * 43)
+    page.click("#signin-form button[type=submit]")
+    page.wait_for_selector("#signin-error:not([hidden])")
+    page.fill("#token-input", token)
+    with page.expect_navigation():
+        page.click("#signin-form button[type=submit]")
+    page.wait_for_selector("#whoami[data-user=alice]")
+    assert page.url.endswith("/upload")
+    # Every page now knows alice (the cookie), without the token anywhere in the page.
+    page.goto("/")
+    assert "alice" in page.inner_text("#whoami")
+    assert token not in page.content()
+    cookies = {c["name"]: c for c in page.context.cookies()}
+    session = cookies["cow006_session"]
+    assert session["httpOnly"] and session["sameSite"] == "Lax"
+    if javascript:
+        assert page.evaluate("document.cookie").find("cow006_session") == -1  # HttpOnly
+        assert page.evaluate("localStorage.getItem('cow006.token')") == token
+    # Signing out from the header.
+    with page.expect_navigation():
+        page.click("#whoami button[type=submit]")
+    page.wait_for_selector("#whoami:not([data-user])")
+    assert "cow006_session" not in {c["name"] for c in page.context.cookies()}
+    if javascript:
+        assert page.evaluate("localStorage.getItem('cow006.token')") is None
+    # Registering: the new token is shown once, in the page, never in a URL.
+    page.goto("/login")
+    page.fill("#register-name", f"dora{int(javascript)}")
+    with page.expect_navigation():
+        page.click("#register-form button[type=submit]")
+    page.wait_for_selector("#new-token:not([hidden])")
+    fresh = page.inner_text("#new-token-value").strip()
+    assert len(fresh) >= 40
+    assert f"dora{int(javascript)}" in page.inner_text("#whoami")
+    screenshot(page, f"registered-{'js' if javascript else 'no-js'}")
+    page.goto("/")
+    leaked = [u for u in urls if token in u or fresh in u or "token=" in u]
+    assert leaked == [], leaked
+    assert len(urls) > 5
 
 
 def test_phone_width(pages: Pages, live_server: LiveServer) -> None:

@@ -46,7 +46,16 @@ def paths(s: Seeded) -> list[str]:
         "match": s.match_ids[0],
     }
     out = [p.format(**values) for p in PAGES]
-    return [*out, f"/matches/{s.queued_match_id}", f"/matches/{s.failed_match_id}", "/upload"]
+    return [
+        *out,
+        f"/matches/{s.queued_match_id}",
+        f"/matches/{s.failed_match_id}",
+        "/upload",
+        "/login",
+        "/matches",
+        f"/users/{s.alice_id}",
+        "/guide",
+    ]
 
 
 def test_home_lists_ladders_and_leagues_with_their_state(site: tuple[Any, Seeded]) -> None:
@@ -290,6 +299,15 @@ def test_upload_page_has_its_forms(site: tuple[Any, Seeded]) -> None:
         assert doc.find("label", for_=ident).text().strip()
     assert doc.find("noscript")
     assert doc.by_id("upload-file").get("accept") == ".py,.zip"
+    # The account forms post (never a GET: the token would land in the URL), with CSRF.
+    for form, action in (("signin-form", "/login"), ("register-form", "/register")):
+        node = doc.by_id(form)
+        assert (node.get("method"), node.get("action")) == ("post", action)
+        assert node.find("input", name="csrf").get("value")
+    assert doc.find("a", href="/guide")
+    login = page(client, "/login")
+    assert login.find("h1").text() == "Sign in" and not login.find_all(id="upload-section")
+    assert login.by_id("signin-form").find("input", name="page").get("value") == "login"
 
 
 def _name_of(doc: Node, node: Node) -> str:
@@ -358,6 +376,7 @@ def test_static_files(site: tuple[Any, Seeded]) -> None:
         "/static/league.js",
         "/static/replay.js",
         "/static/upload.js",
+        "/static/account.js",
     }
     for ref in seen:
         r = client.get(ref)
@@ -385,3 +404,27 @@ def test_rating_plot_svg() -> None:
     assert len(svg.find_all("line", class_="version-change")) == 1
     assert svg.get("aria-labelledby") == "p10-title p10-desc"
     assert plots.nice_step(23.0) == 5 and plots.nice_step(0.7) == 0.2
+
+
+def test_matches_user_and_ladders_pages(site: tuple[Any, Seeded]) -> None:
+    client, s = site
+    doc = page(client, "/matches")
+    shown = [int(r.get("data-match") or 0) for r in doc.by_id("matches").find_all("tr")[1:]]
+    api = client.get("/api/matches", params={"limit": 50}).json()
+    assert shown == [m["id"] for m in api["items"]] and len(shown) == min(50, api["total"])
+    doc = page(client, f"/users/{s.alice_id}")
+    assert doc.find("h1").text() == "alice"
+    rows = doc.by_id("user-agents").find_all("tr", data_agent=True)
+    mine = client.get("/api/agents", params={"owner_id": s.alice_id}).json()["items"]
+    assert [int(r.get("data-agent") or 0) for r in rows] == [a["id"] for a in mine]
+    assert [cells(r)[0] for r in rows] == ["alpha", "beta"]
+    # The agent page links its owner's page.
+    agent = page(client, f"/agents/{s.agent_ids[0]}")
+    assert agent.find("a", href=f"/users/{s.alice_id}")
+    r = client.get("/ladders", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/#ladders"
+    for missing in ("/users/999999", "/users/x", "/users/0"):
+        assert (
+            "no such user"
+            in page(client, missing, 404).find("p", class_="error-detail").text().lower()
+        )

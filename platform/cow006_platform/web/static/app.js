@@ -26,9 +26,18 @@ const Cow = (() => {
   }
 
   function clearToken() {
-    localStorage.removeItem(KEY);
-    mePromise = null;
+    forgetToken();
     document.dispatchEvent(new CustomEvent("cow006:auth"));
+  }
+
+  /* The saved token forgotten, quietly (a sign-out form is posting: the page goes away). */
+  function forgetToken() {
+    try {
+      localStorage.removeItem(KEY);
+    } catch (e) {
+      /* storage refused: nothing was saved */
+    }
+    mePromise = null;
   }
 
   class ApiError extends Error {
@@ -218,10 +227,18 @@ const Cow = (() => {
     };
   }
 
-  /* The header: who is signed in, with a sign-out button. */
+  /* The header: who is signed in.  The server draws it from the session cookie; only a
+   * browser with a saved token and no session is drawn here (a sign-out button that forgets
+   * the token).  Every sign-out form forgets the saved token as it posts. */
   async function renderWhoami() {
+    for (const form of document.querySelectorAll("form.sign-out-form")) {
+      if (!form.dataset.bound) {
+        form.dataset.bound = "1";
+        form.addEventListener("submit", forgetToken);
+      }
+    }
     const box = document.getElementById("whoami");
-    if (!box) return;
+    if (!box || box.dataset.user) return;
     let user = null;
     try {
       user = await me();
@@ -235,7 +252,7 @@ const Cow = (() => {
     } else if (token() && Cow.tokenRejected) {
       box.replaceChildren("Your saved token was refused · ", out);
     } else {
-      box.replaceChildren(el("a", { href: "/upload" }, "Sign in"));
+      box.replaceChildren(el("a", { href: "/login" }, "Sign in"));
     }
   }
 
@@ -250,6 +267,7 @@ const Cow = (() => {
     clearToken,
     el,
     emptyRow,
+    forgetToken,
     heads,
     headsOf,
     matchRow,

@@ -12,6 +12,20 @@
   const status = document.getElementById("leaderboard-status");
   const activity = document.getElementById("ladder-activity");
   const recent = document.getElementById("recent-matches");
+  // "Updated 12:00:05" changes every few seconds and is not news: it is not a live region.
+  // Screen readers hear #leaderboard-news, written only when the board itself changed (its
+  // order or its matches played) or the refresh starts or stops failing.
+  const news = document.getElementById("leaderboard-news");
+  let shown = null;
+  let failing = false;
+
+  function announce(text) {
+    if (news && news.textContent !== text) news.textContent = text;
+  }
+
+  function signature(board) {
+    return board.items.map((r) => r.agent_id + ":" + r.matches).join(",");
+  }
 
   function row(r) {
     return el(
@@ -53,8 +67,19 @@
       }
       table.dataset.updated = String(Date.now());
       status.textContent = "Updated " + new Date().toLocaleTimeString() + ".";
+      const now = signature(board);
+      if (shown !== null && now !== shown) {
+        const top = board.items[0];
+        announce("The leaderboard changed" + (top ? ": " + top.agent + " leads." : "."));
+      } else if (failing) {
+        announce("The leaderboard refreshes again.");
+      }
+      shown = now;
+      failing = false;
     } catch (e) {
       status.textContent = "Could not refresh: " + e.message + ".";
+      if (!failing) announce("The leaderboard could not be refreshed.");
+      failing = true;
     }
   }
 

@@ -1,5 +1,5 @@
-/* The upload page: sign in with a token (kept in localStorage) or register a name (the
- * token is shown once), create an agent, upload a version and follow its validation. */
+/* The upload page: once signed in (account.js), create an agent, upload a version and
+ * follow its validation, through the API with the token kept in localStorage. */
 "use strict";
 
 (() => {
@@ -36,6 +36,13 @@
       await loadAgents();
     } else if (Cow.token() && Cow.tokenRejected) {
       Cow.showError($("signin-error"), "the saved token was refused: sign in again");
+    } else if (document.getElementById("whoami").dataset.user) {
+      // Signed in on the site (the cookie), but the scripts have no token to call the API
+      // with: the forms below need it once in this browser.
+      Cow.showError(
+        $("signin-error"),
+        "to create agents and upload from this page, sign in with your API token once more",
+      );
     }
   }
 
@@ -68,29 +75,6 @@
     }
   }
 
-  $("signin-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const input = $("token-input");
-    const token = input.value.trim();
-    if (!token) return Cow.showError($("signin-error"), "paste your API token first");
-    busy(e.target, true);
-    try {
-      const res = await fetch("/api/users/me", { headers: { Authorization: "Bearer " + token } });
-      if (!res.ok) {
-        const body = await res.json().catch(() => null);
-        throw new Error(body && typeof body.detail === "string" ? body.detail : "the token was refused");
-      }
-      Cow.tokenRejected = false;
-      Cow.setToken(token);
-      input.value = "";
-      Cow.showError($("signin-error"), "");
-    } catch (err) {
-      Cow.showError($("signin-error"), err.message);
-    } finally {
-      busy(e.target, false);
-    }
-  });
-
   /* A form that sends one name: checked first, its buttons off while ``send(name)`` runs, its
    * error (or none) shown under it; what ``send`` returns runs once the form is cleared. */
   function nameForm(form, field, what, error, send) {
@@ -112,36 +96,6 @@
       }
     });
   }
-
-  nameForm("register-form", "register-name", "the name", "register-error", async (name) => {
-    const created = await Cow.api("/api/users", { body: { name }, auth: false, method: "POST" });
-    $("new-token-value").textContent = created.token;
-    $("new-token").hidden = false;
-    return () => {
-      Cow.tokenRejected = false;
-      Cow.setToken(created.token);
-    };
-  });
-
-  $("copy-token").addEventListener("click", async () => {
-    const button = $("copy-token");
-    try {
-      await navigator.clipboard.writeText($("new-token-value").textContent);
-      button.textContent = "Copied";
-    } catch (e) {
-      const range = document.createRange();
-      range.selectNodeContents($("new-token-value"));
-      const sel = getSelection();
-      sel.removeAllRanges();
-      sel.addRange(range);
-      button.textContent = "Selected: copy it with Ctrl+C";
-    }
-  });
-
-  $("sign-out").addEventListener("click", () => {
-    $("new-token").hidden = true;
-    Cow.clearToken();
-  });
 
   nameForm("agent-form", "agent-name", "the agent's name", "agent-error", async (name) => {
     const agent = await Cow.api("/api/agents", { method: "POST", body: { name } });

@@ -1,0 +1,48 @@
+"""The author's lab in the pages: evaluation runs, listed and read (``crud.evaluations``).
+
+``/evaluations`` lists the signed-in user's runs, ``/evaluations/{id}`` shows one: each
+version's mean place, heads per round, win rate and faults, and B - A paired and unpaired
+with their 95 % intervals.  A run is its owner's (and the admins'): to anyone else, and to a
+visitor who is not signed in, the pages answer as if it did not exist, or ask to sign in.
+Starting, promoting and discarding runs go through the API (docs/bot-guide.md).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi.responses import HTMLResponse, RedirectResponse
+
+from .. import crud
+from ..crud import Paging
+from ..deps import SessionDep, WebUser, web_user
+from .routes import LIST_LIMIT, PageRoute, ident, render
+
+router = APIRouter(include_in_schema=False, route_class=PageRoute, dependencies=[Depends(web_user)])
+
+
+def _sign_in_first(request: Request) -> Response:
+    target = quote(request.url.path, safe="/")
+    response = RedirectResponse(f"/login?next={target}", status.HTTP_303_SEE_OTHER)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.get("/evaluations", response_class=HTMLResponse)
+def evaluations_page(request: Request, session: SessionDep, me: WebUser) -> Response:
+    """The signed-in user's evaluation runs, newest first."""
+    if me is None:
+        return _sign_in_first(request)
+    runs = crud.evaluations.list_runs(session, me.user, Paging(LIST_LIMIT, 0))
+    return render(request, "evaluations.html", {"title": "Evaluation runs", "runs": runs})
+
+
+@router.get("/evaluations/{run_id}", response_class=HTMLResponse)
+def evaluation_page(request: Request, run_id: str, session: SessionDep, me: WebUser) -> Response:
+    """One run and its figures so far."""
+    rid = ident(run_id, "evaluation run")
+    if me is None:
+        return _sign_in_first(request)
+    run = crud.evaluations.get_run(session, rid, me.user)
+    return render(request, "evaluation.html", {"title": f"Evaluation run {rid}", "run": run})

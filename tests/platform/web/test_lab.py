@@ -1,0 +1,69 @@
+"""/evaluations and /evaluations/{id}: the owner's runs and their figures, as pages.
+
+Signed in with the session cookie (the /login form, as a browser without scripts posts it);
+anyone else gets a 404 page for a run, a visitor is asked to sign in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helpers.api import Api, play_and_finish
+from helpers.web import parse_html
+from sqlalchemy import select
+
+from cow006_platform import models
+
+
+def _sign_in(client: Any, headers: dict[str, str]) -> None:
+    doc = parse_html(client.get("/login").text)
+    field = doc.by_id("signin-form").find("input", name="csrf")
+    token = headers["Authorization"].removeprefix("Bearer ")
+    r = client.post(
+        "/login",
+        data={"csrf": field.get("value") or "", "token": token, "next": "/"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303, r.text[:300]
+
+
+def test_an_owner_reads_a_run_and_its_figures(api: Api) -> None:
+    admin = api.user(admin=True)
+    lid = api.ladder(admin, players=2)
+    opponent = api.entrant(lid)[1]
+    alice = api.user("alice")
+    agent = api.agent(alice, "ant")
+    a, b = (int(api.upload(alice, agent)["id"]) for _ in range(2))
+    body = {"version_id": b, "baseline_id": a, "pool": [opponent], "players": 2, "matches": 4}
+    run = api.client.post("/api/evaluations", json=body, headers=alice).json()
+    with api.session_factory() as session:
+        ids = session.scalars(
+            select(models.Match.id).where(models.Match.evaluation_id == run["id"])
+        ).all()
+    for match_id in ids:
+        play_and_finish(api.session_factory, match_id)
+
+    anonymous = api.client.get(f"/evaluations/{run['id']}", follow_redirects=False)
+    assert anonymous.status_code == 303
+    assert anonymous.headers["location"] == f"/login?next=/evaluations/{run['id']}"
+
+    _sign_in(api.client, alice)
+    listed = api.client.get("/evaluations")
+    assert listed.status_code == 200 and listed.headers["cache-control"] == "no-store"
+    rows = parse_html(listed.text).by_id("runs").find_all("tr", **{"data-run": True})
+    assert [row.get("data-run") for row in rows] == [str(run["id"])]
+    page = api.client.get(f"/evaluations/{run['id']}")
+    assert page.status_code == 200
+    doc = parse_html(page.text)
+    figures = doc.by_id("subjects").text()
+    assert "ant@2" in figures and "ant@1" in figures
+    comparison = doc.by_id("comparison-table").text()
+    assert "Paired" in comparison and "Heads per round" in comparison
+    assert api.client.get("/evaluations/999").status_code == 404
+    assert api.client.get("/evaluations/x").status_code == 404
+
+    # Another signed-in user: the run does not exist for them.
+    api.client.cookies.clear()
+    _sign_in(api.client, api.user("mallory"))
+    other = api.client.get(f"/evaluations/{run['id']}")
+    assert other.status_code == 404 and "<html" in other.text.lower()
