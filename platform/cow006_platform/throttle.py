@@ -87,6 +87,19 @@ def bump(factory: sessionmaker[Session], kind: str, address: str, period: int) -
     return Count(count, max(1, math.ceil(ends - now)))
 
 
+def count_or_refuse(request: Request, kind: str, limit: int, period: int, what: str) -> None:
+    """Count one ``kind`` event of the caller's address in the current ``period``-second
+    window; past ``limit`` (0: none), a 429: "too many WHAT from your address"."""
+    if limit <= 0:
+        return
+    counted = bump(request.app.state.session_factory, kind, client_address(request), period)
+    if counted.count > limit:
+        raise too_many(
+            f"too many {what} from your address; try again in {counted.retry_after} s",
+            counted.retry_after,
+        )
+
+
 def too_many(detail: str, retry_after: int) -> HTTPException:
     return HTTPException(
         status.HTTP_429_TOO_MANY_REQUESTS, detail, headers={"Retry-After": str(retry_after)}

@@ -148,19 +148,9 @@ def export_logs(
     Public (logs hold no stderr) and limited per client address.  ``limit`` is at most the
     arena's page size (``EXPORT_PAGE_MAX``, the default).
     """
-    per_minute = settings.exports_per_minute_per_address
-    if per_minute > 0:
-        counted = throttle.bump(
-            request.app.state.session_factory,
-            throttle.EXPORT,
-            throttle.client_address(request),
-            60,
-        )
-        if counted.count > per_minute:
-            raise throttle.too_many(
-                f"too many exports from your address; try again in {counted.retry_after} s",
-                counted.retry_after,
-            )
+    throttle.count_or_refuse(
+        request, throttle.EXPORT, settings.exports_per_minute_per_address, 60, "exports"
+    )
     page_size = min(limit or settings.export_page_max, settings.export_page_max)
     rows = crud.matches.ladder_logs(session, ladder_id, since, page_size)
     page = exports.build(rows, since, page_size, format)

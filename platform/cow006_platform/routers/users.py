@@ -26,20 +26,14 @@ REGISTRATION: Responses = {
 def count_registration(request: Request, settings: Settings) -> None:
     """Count a registration of the caller's address (the API's and the site's together);
     429 past ``registrations_per_hour_per_address``."""
-    limit = settings.registrations_per_hour_per_address
-    if limit > 0:
-        # Counted before anything is checked: a flood of taken names or bad codes counts too.
-        counted = throttle.bump(
-            request.app.state.session_factory,
-            throttle.REGISTER,
-            throttle.client_address(request),
-            3600,
-        )
-        if counted.count > limit:
-            raise throttle.too_many(
-                f"too many registrations from your address; try again in {counted.retry_after} s",
-                counted.retry_after,
-            )
+    # Counted before anything is checked: a flood of taken names or bad codes counts too.
+    throttle.count_or_refuse(
+        request,
+        throttle.REGISTER,
+        settings.registrations_per_hour_per_address,
+        3600,
+        "registrations",
+    )
 
 
 @router.post("", response_model=UserCreated, status_code=201, responses=REGISTRATION)
