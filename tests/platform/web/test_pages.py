@@ -278,6 +278,10 @@ def test_match_page_lists_faults_and_forfeits(api: Api, site: tuple[Any, Seeded]
         "alpha@2: exception in round 1, turn 1 (RuntimeError: boom)"
     )
     assert cells(doc.by_id("result").find("tr", data_seat="0"))[-1] == "3 (forfeited)"
+    # Every list of matches marks the seat that faulted, with the faults' kind.
+    listed = page(client, "/matches").find("tr", data_match=str(match_id))
+    badges = listed.find_all("span", class_="badge-fault")
+    assert [" ".join(b.text().split()) for b in badges] == ["3 faults: exception"]
 
 
 def test_unfinished_and_failed_match_pages(site: tuple[Any, Seeded]) -> None:

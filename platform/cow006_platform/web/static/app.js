@@ -178,9 +178,17 @@ const Cow = (() => {
           { class: p.rank === 1 ? "winner" : null },
           el("a", { href: "/agents/" + p.agent_id }, p.label),
           p.score === null ? null : [" ", el("span", { class: "score" }, p.score)],
+          p.faults ? [" ", faultBadge(p, m.faults)] : null,
         ),
       ),
     );
+  }
+
+  // A seat's faults in a match: how many, and their kinds (as the server's _macros.html).
+  function faultBadge(p, faults) {
+    const kinds = [...new Set((faults || []).filter((f) => f.seat === p.seat).map((f) => f.kind))];
+    const count = p.faults + (p.faults === 1 ? " fault" : " faults");
+    return el("span", { class: "badge badge-fault" }, kinds.length ? count + ": " + kinds.join(", ") : count);
   }
 
   function matchRow(m) {
