@@ -1,4 +1,5 @@
-"""The author's lab in the pages: evaluation runs, listed and read (``crud.evaluations``).
+"""The author's own pages: "My agents" (``/me``) and the lab's evaluation runs, listed and
+read (``crud.evaluations``).
 
 ``/evaluations`` lists the signed-in user's runs, ``/evaluations/{id}`` shows one: each
 version's mean place, heads per round, win rate and faults, and B - A paired and unpaired
@@ -25,6 +26,16 @@ router = APIRouter(include_in_schema=False, route_class=PageRoute, dependencies=
 def _sign_in_first(request: Request) -> Response:
     target = quote(request.url.path, safe="/")
     response = RedirectResponse(f"/login?next={target}", status.HTTP_303_SEE_OTHER)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.get("/me", response_class=HTMLResponse)
+def my_page(request: Request, me: WebUser) -> Response:
+    """ "My agents": the signed-in user's own page (their agents), else sign in first."""
+    if me is None:
+        return _sign_in_first(request)
+    response = RedirectResponse(f"/users/{me.user.id}", status.HTTP_303_SEE_OTHER)
     response.headers["Cache-Control"] = "no-store"
     return response
 

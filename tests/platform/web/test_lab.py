@@ -47,7 +47,11 @@ def test_an_owner_reads_a_run_and_its_figures(api: Api) -> None:
     assert anonymous.status_code == 303
     assert anonymous.headers["location"] == f"/login?next=/evaluations/{run['id']}"
 
+    assert api.client.get("/me", follow_redirects=False).headers["location"] == "/login?next=/me"
     _sign_in(api.client, alice)
+    mine = api.client.get("/me")  # "My agents": the user's own page
+    assert mine.status_code == 200 and "ant" in parse_html(mine.text).by_id("user-agents").text()
+    assert 'href="/evaluations"' in mine.text
     listed = api.client.get("/evaluations")
     assert listed.status_code == 200 and listed.headers["cache-control"] == "no-store"
     rows = parse_html(listed.text).by_id("runs").find_all("tr", **{"data-run": True})
