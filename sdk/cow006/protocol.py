@@ -224,6 +224,26 @@ def _clip(data: bytes | str, size: int = 80) -> str:
     return repr(text if len(text) <= size else text[:size] + "...")
 
 
+_STRICT: list[Any] = []  # the host's strict decoder, made on first use (``_strict_decoder``)
+
+
+def _strict_decoder() -> Any:
+    """One ``json.JSONDecoder`` with the strict hooks, for every reply of the host's bots
+    (``json.loads`` with hooks would build a decoder per line)."""
+    if not _STRICT:
+        import json  # the host's: the bot side never decodes bot output
+
+        _STRICT.append(
+            json.JSONDecoder(
+                parse_constant=_constant,
+                parse_float=_float,
+                parse_int=_int,
+                object_pairs_hook=_object,
+            )
+        )
+    return _STRICT[0]
+
+
 def decode_line(line: bytes, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
     """Parse one line of bot output strictly into a JSON object, or raise ``BotFault``.
 
@@ -237,16 +257,8 @@ def decode_line(line: bytes, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
         raise BotFault("malformed_json", f"a reply that is not UTF-8: {_clip(line)}") from None
-    import json  # the host's: loaded once, then a lookup in sys.modules
-
     try:
-        msg = json.loads(
-            text,
-            parse_constant=_constant,
-            parse_float=_float,
-            parse_int=_int,
-            object_pairs_hook=_object,
-        )
+        msg = _strict_decoder().decode(text)
     except _Reject as exc:
         raise BotFault(exc.kind, f"{exc.detail}: {_clip(text)}") from None
     except (ValueError, RecursionError) as exc:
