@@ -1,5 +1,6 @@
-"""The author's own pages: "My agents" (``/me``) and the lab's evaluation runs, listed and
-read (``crud.evaluations``).
+"""The author's own pages: "My agents" (``/me``), entering an agent in a ladder from its page
+(``POST /agents/{id}/enter``), and the lab's evaluation runs, listed and read
+(``crud.evaluations``).
 
 ``/evaluations`` lists the signed-in user's runs, ``/evaluations/{id}`` shows one: each
 version's mean place, heads per round, win rate and faults, and B - A paired and unpaired
@@ -18,6 +19,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from .. import crud
 from ..crud import Paging
 from ..deps import SessionDep, WebUser, web_user
+from ..schemas import EntryCreate
+from .account import Form, check_csrf
 from .routes import LIST_LIMIT, PageRoute, ident, render
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute, dependencies=[Depends(web_user)])
@@ -36,6 +39,25 @@ def my_page(request: Request, me: WebUser) -> Response:
     if me is None:
         return _sign_in_first(request)
     response = RedirectResponse(f"/users/{me.user.id}", status.HTTP_303_SEE_OTHER)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.post("/agents/{agent_id}/enter", response_class=HTMLResponse)
+def enter(
+    request: Request, agent_id: str, fields: Form, session: SessionDep, me: WebUser
+) -> Response:
+    """The agent page's form: enter the agent in a ladder with one of its active versions
+    (or switch its entry there to it), as ``POST /api/ladders/{id}/entries`` does."""
+    aid = ident(agent_id, "agent")
+    check_csrf(request, fields, me)
+    if me is None:
+        return _sign_in_first(request)
+    ladder_id = ident(fields.get("ladder_id", ""), "ladder")
+    version_id = ident(fields.get("version_id", ""), "version")
+    body = EntryCreate(agent_id=aid, version_id=version_id)
+    crud.ladders.enter(session, ladder_id, body, me.user)  # refused: an error page says why
+    response = RedirectResponse(f"/agents/{aid}#ladders", status.HTTP_303_SEE_OTHER)
     response.headers["Cache-Control"] = "no-store"
     return response
 

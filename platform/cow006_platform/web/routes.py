@@ -36,7 +36,7 @@ from cow006.cards import HEADS, N_ROWS
 from .. import crud, websession
 from .. import leagues as league_service
 from ..crud import Paging
-from ..deps import SessionDep, web_user
+from ..deps import SessionDep, WebUser, web_user
 from ..models import MatchStatus
 from ..results import read_log
 from ..routers.common import ApiRoute
@@ -316,11 +316,16 @@ def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
-def agent_page(request: Request, agent_id: str, session: SessionDep) -> Response:
-    """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals."""
+def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser) -> Response:
+    """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals;
+    for its signed-in owner, the form that enters it in a ladder (``lab.enter``)."""
     aid = ident(agent_id, "agent")
     agent = crud.agents.get_agent(session, aid)
     versions = crud.agents.list_versions(session, aid, None, Paging(LIST_LIMIT, 0))
+    open_ladders = []
+    if me is not None and me.user.id == agent.owner_id:
+        ladders = crud.ladders.list_ladders(session, Paging(LIST_LIMIT, 0)).items
+        open_ladders = [lad for lad in ladders if lad.state != "closed"]
     return render(
         request,
         "agent.html",
@@ -332,6 +337,7 @@ def agent_page(request: Request, agent_id: str, session: SessionDep) -> Response
             "histories": _histories(session, aid),
             "recent": _matches(session, RECENT_MATCHES, agent_id=aid),
             "rivals": crud.agents.rivals(session, aid, HEAD_TO_HEAD_ROWS),
+            "open_ladders": open_ladders,
         },
     )
 

@@ -71,3 +71,53 @@ def test_an_owner_reads_a_run_and_its_figures(api: Api) -> None:
     _sign_in(api.client, api.user("mallory"))
     other = api.client.get(f"/evaluations/{run['id']}")
     assert other.status_code == 404 and "<html" in other.text.lower()
+
+
+def test_an_owner_enters_a_ladder_from_the_agent_page(api: Api) -> None:
+    admin = api.user(admin=True)
+    lid = api.ladder(admin, "open-one", players=2)
+    alice = api.user("alice")
+    agent = api.agent(alice, "ant")
+    version = int(api.upload(alice, agent)["id"])
+    visitor = parse_html(api.client.get(f"/agents/{agent}").text)
+    assert not visitor.find_all(id="enter-form")  # only its owner gets the form
+
+    _sign_in(api.client, alice)
+    doc = parse_html(api.client.get(f"/agents/{agent}").text)
+    form = doc.by_id("enter-form")
+    csrf = form.find("input", name="csrf").get("value") or ""
+    assert form.find("option", value=str(lid)) and form.find("option", value=str(version))
+    post = api.client.post
+    forged = post(f"/agents/{agent}/enter", data={"ladder_id": lid, "version_id": version})
+    assert forged.status_code == 403 and "<html" in forged.text.lower()  # no CSRF field
+    ok = post(
+        f"/agents/{agent}/enter",
+        data={"csrf": csrf, "ladder_id": lid, "version_id": version},
+        follow_redirects=False,
+    )
+    assert ok.status_code == 303 and ok.headers["location"] == f"/agents/{agent}#ladders"
+    entries = api.client.get(f"/api/ladders/{lid}/entries").json()["items"]
+    assert [(e["agent_id"], e["version_id"]) for e in entries] == [(agent, version)]
+    # What the ladder refuses is an error page saying why; junk ids are a 404 page.
+    bad = post(
+        f"/agents/{agent}/enter", data={"csrf": csrf, "ladder_id": "999", "version_id": version}
+    )
+    assert bad.status_code == 404 and "no such ladder" in bad.text.lower()
+    junk = post(
+        f"/agents/{agent}/enter", data={"csrf": csrf, "ladder_id": "x" * 5000, "version_id": "1"}
+    )
+    assert junk.status_code == 404
+
+    # Someone else's agent: refused by the ladder's own rule (owner only).
+    api.client.cookies.clear()
+    mallory = api.user("mallory")
+    _sign_in(api.client, mallory)
+    page = parse_html(api.client.get(f"/agents/{agent}").text)
+    assert not page.find_all(id="enter-form")
+    token = parse_html(api.client.get("/me", follow_redirects=True).text)
+    their_csrf = token.find("form", class_="sign-out-form").find("input", name="csrf").get("value")
+    stolen = post(
+        f"/agents/{agent}/enter",
+        data={"csrf": their_csrf or "", "ladder_id": lid, "version_id": version},
+    )
+    assert stolen.status_code == 403
