@@ -343,11 +343,12 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
             raise UploadError(f"{BOT_FILE} is larger than {settings.max_unpacked_bytes} bytes.")
         files: dict[str, bytes] = {BOT_FILE: data}
         dirs: set[str] = set()
+        found = manifest.Manifest("python", BOT_FILE)
     elif suffix == ".zip":
         files, dirs = _unzip(settings, data)
-        python = runtime_of(files).runtime == "python"
+        found = runtime_of(files)
         for path, content in files.items():
-            if path.endswith(".py") and python:
+            if path.endswith(".py") and found.runtime == "python":
                 _check_source(path, content)
     else:
         raise UploadError("Upload one .py file or a .zip archive with bot.py at its root.")
@@ -360,7 +361,6 @@ def store_upload(settings: Settings, filename: str, data: bytes) -> StoredBot:
         files=len(files),
         path=bot_path(settings, sha),
     )
-    found = runtime_of(files)
     executable = {found.entry} if found.runtime == "binary" else set()
     if _reuse(stored.path, files):
         return stored  # the same bytes were stored before, whole: reuse, never overwrite

@@ -28,6 +28,7 @@ Where the counterfactual is exact, and where not:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._agent import Agent
@@ -65,6 +66,7 @@ class RecordedSeat(Agent):
         return fallback_row(view.rows)
 
 
+@dataclass(frozen=True, slots=True)
 class Difference:
     """A turn where the rerun seat decided otherwise than recorded (round, turn from 0).
 
@@ -74,43 +76,17 @@ class Difference:
     never reached has ``recorded_card`` None.
     """
 
-    FIELDS = (
-        "round",
-        "turn",
-        "card",
-        "recorded_card",
-        "row",
-        "recorded_row",
-        "heads",
-        "recorded_heads",
-    )
-    __slots__ = FIELDS
-
-    def __init__(
-        self,
-        round: int,
-        turn: int,
-        card: int,
-        recorded_card: int | None,
-        row: int | None,
-        recorded_row: int | None,
-        heads: int,
-        recorded_heads: int | None,
-    ) -> None:
-        self.round = round
-        self.turn = turn
-        self.card = card
-        self.recorded_card = recorded_card
-        self.row = row
-        self.recorded_row = recorded_row
-        self.heads = heads
-        self.recorded_heads = recorded_heads
+    round: int
+    turn: int
+    card: int
+    recorded_card: int | None
+    row: int | None
+    recorded_row: int | None
+    heads: int
+    recorded_heads: int | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.FIELDS}
-
-    def __repr__(self) -> str:
-        return f"Difference({self.as_dict()})"
+        return asdict(self)
 
 
 class Rerun:

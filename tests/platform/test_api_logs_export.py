@@ -152,7 +152,7 @@ class Hostile(Agent):
     """Crashes with text made to break a line-oriented export."""
 
     def play(self, view: View) -> int:
-        raise ValueError('x\n{"match_id": 1}\n\u2028\u2029\x1b[2J"}\\')
+        raise ValueError('x\n{"match_id": 1}\n\u2028\u2029\x1b[2J"}\\ \ud800 \x00 ' + "z" * 5000)
 
 
 def test_hostile_fault_text_cannot_break_a_line(api: Api) -> None:
