@@ -559,7 +559,7 @@
   stderrShown = () => renderTurnStderr(steps[current]);
 
   fillTurns(0);
-  for (const id of ["controls", "narration", "revealed-section"]) {
+  for (const id of ["controls", "replay-options", "narration", "revealed-section"]) {
     document.getElementById(id).hidden = false;
   }
   viewer.classList.add("live");
