@@ -410,7 +410,7 @@
       tr.classList.toggle("faulted", fb !== null);
       tr.querySelector(".played").replaceChildren(
         String(st.cards[seat]),
-        fb ? el("span", { class: "fault-mark" }, " " + fb.label) : "",
+        fb ? el("span", { class: "fault-mark", title: fb.label }, " fallback") : "",
       );
       tr.querySelector(".round-pen").textContent = st.pen[seat];
       tr.querySelector(".total").textContent = st.totals[seat];
