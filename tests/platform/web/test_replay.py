@@ -96,9 +96,7 @@ def test_the_viewer_data_has_hands_winners_faults_and_forfeits() -> None:
         for turn, line in zip(rnd["turns"], lines["turns"], strict=True):
             # The text view's row heads are the rows' after the turn, full at 5 cards.
             after = turn["steps"][-1]["rows"]
-            assert line["heads"] == [
-                {"heads": heads_of(r), "full": len(r) == 5} for r in after
-            ]
+            assert line["heads"] == [{"heads": heads_of(r), "full": len(r) == 5} for r in after]
     turns = data["rounds"][0]["turns"]
     # Seat 0 faults on turns 1-3 (the third forfeits it), then plays fallbacks to the end.
     assert [[f["seat"] for f in t["faults"]] for t in turns[:4]] == [[0], [0], [0], []]
@@ -108,14 +106,13 @@ def test_the_viewer_data_has_hands_winners_faults_and_forfeits() -> None:
     # A fallback card is the lowest of the hand; the detail is the bot's words, cut short.
     for t, turn in enumerate(turns[:3]):
         fault = turn["faults"][0]
-        lowest_take = any(
-            k["seat"] == 0 and k["reason"] == "lowest" for k in log["rounds"][0]["turns"][t]["takes"]
-        )
+        takes = log["rounds"][0]["turns"][t]["takes"]
+        lowest_take = any(k["seat"] == 0 and k["reason"] == "lowest" for k in takes)
         assert fault["fallback"] == ("decision" if lowest_take else "card")
         assert len(fault["detail"]) == 300 and fault["detail"].startswith("RuntimeError: </script>")
 
 
-def test_a_fatal_fault_forfeits_at_once_and_a_round_end_fault_is_filed_after_the_last_turn() -> None:
+def test_a_fatal_fault_forfeits_at_once_and_a_round_end_fault_comes_after_the_turns() -> None:
     log = play_match(
         [DiesAtTurnThree(), SulksAtRoundEnd(), bots.make("safe")], seed=9, agent_seeds=[1, 2, 3]
     )
@@ -143,7 +140,8 @@ def test_the_text_view_carries_heads_full_rows_faults_costs_and_winners(
     assert r.text.count("</script>") == r.text.count("<script")
     doc = parse_html(r.text)
     data = json.loads(doc.by_id("match-replay").text())
-    assert data["rounds"][0]["turns"][0]["faults"][0]["detail"].startswith("RuntimeError: </script>")
+    detail = data["rounds"][0]["turns"][0]["faults"][0]["detail"]
+    assert detail.startswith("RuntimeError: </script>")
     names = [p["agent"] for p in log["players"]]
     lowest_seen = 0
     for r_i, rnd in enumerate(log["rounds"], start=1):
@@ -198,7 +196,8 @@ def test_the_board_as_served_shows_each_row_s_heads(site: tuple[Any, Seeded]) ->
         wrap = doc.by_id("board").find("div", data_row_wrap=str(i))
         assert wrap.find("span", class_="row-heads").get("data-row-heads") == str(heads_of(row))
         label = wrap.find("ol").get("aria-label") or ""
-        assert label == f"Row {i + 1}: 1 card, {heads_of(row)} head{'s' if heads_of(row) > 1 else ''}"
+        h = heads_of(row)
+        assert label == f"Row {i + 1}: 1 card, {h} head{'s' if h > 1 else ''}"
     # What needs the script is hidden without it; the note on stderr's turn marks is there.
     for ident in ("controls", "replay-options", "hands", "turn-stderr"):
         assert "hidden" in doc.by_id(ident).attrs
