@@ -177,6 +177,8 @@ def test_the_text_view_carries_heads_full_rows_faults_costs_and_winners(
                     cheapest = heads_of(rows[take["row"]]) == min(heads_of(x) for x in rows)
                     verdict = "the cheapest" if cheapest else "not the cheapest"
                     assert f"the rows cost {costs}: {verdict}" in takes_cell
+                    # One "lowest" take a turn at most: the turn's lowest card's.
+                    assert cheapest != ("not the cheapest" in takes_cell)
                     lowest_seen += 1
             rows = turn["rows"]
     assert lowest_seen  # the faulting seat's lowest cards make "lowest" takes

@@ -196,8 +196,11 @@ def test_a_lowest_take_is_explained_with_the_cost_of_each_row(
         assert f"row {j + 1}: {c}" in shown
     assert f"row {take['row'] + 1}: {costs[take['row']]} (chosen)" in shown
     cheapest = costs[take["row"]] == min(costs)
-    assert ("the cheapest" in shown) if cheapest else ("not the cheapest" in shown)
-    assert "The rows cost" in page.inner_text("#narration")
+    if cheapest:
+        assert "the chosen row is the cheapest" in shown
+    else:
+        assert f"is not the cheapest ({min(costs)} head" in shown
+    assert "Each row's cost in heads" in page.inner_text("#narration")
     screenshot(page, "replay-lowest")
 
 

@@ -214,9 +214,9 @@
       .join(", ");
     const verdict =
       take.costs[take.row] === least
-        ? "the cheapest"
-        : "not the cheapest (" + least + (least === 1 ? " head" : " heads") + " was possible)";
-    return "The rows cost " + rowsText + ": " + verdict + ".";
+        ? "the chosen row is the cheapest"
+        : "the chosen row is not the cheapest (" + headsText(least) + " was possible)";
+    return "Each row's cost in heads: " + rowsText + "; " + verdict + ".";
   }
 
   function outcomeText(st) {
