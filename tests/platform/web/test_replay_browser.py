@@ -155,9 +155,18 @@ def test_a_faulting_seat_s_fallback_card_is_marked_with_its_kind(
     for seat in (1, 2):
         assert page.locator(f'#revealed li[data-seat="{seat}"] .fault-mark').count() == 0
     screenshot(page, "replay-fallback")
-    # Once forfeited, every card of the seat is a fallback, marked as such.
-    page.evaluate("location.hash = '#r1t6s0'")
-    page.wait_for_function("() => document.getElementById('viewer').dataset.turn === '6'")
+    # The timeline under the scrubber: the faulty turns red, the forfeited seat's after them.
+    kinds = page.eval_on_selector_all(
+        "#timeline .turn-cell",
+        "cells => cells.map(c => c.classList.contains('fault') ? 'F' : "
+        "c.classList.contains('forfeit') ? 'f' : '-')",
+    )
+    assert len(kinds) == sum(len(r["turns"]) for r in log["rounds"])
+    assert "".join(kinds[:10]) == "FFFfffffff" and set(kinds[10:]) == {"f"}
+    # Once forfeited, every card of the seat is a fallback, marked as such (a timeline click).
+    page.locator("#timeline .turn-cell").nth(5).click()
+    assert position(page) == (1, 6, 0)
+    assert page.locator("#timeline .turn-cell.now").count() == 1
     assert "forfeited" in mine.locator(".fault-mark").inner_text()
     # Without a fault the marks go again (another match).
     clean = pages.open(f"/matches/{live_server.seeded.match_ids[0]}#r1t2s0")
@@ -253,6 +262,32 @@ def test_the_turn_strip_fits_at_1366x900(pages: Pages, live_server: LiveServer) 
         assert box is not None and box["x"] + box["width"] <= strip["x"] + strip["width"]
     assert page.evaluate("document.documentElement.scrollWidth") <= 1366
     screenshot(page, "replay-1366", full_page=False)
+
+
+def test_a_full_row_fits_at_phone_width(
+    pages: Pages, live_server: LiveServer, fault_match: int
+) -> None:
+    log = api(live_server, f"/api/matches/{fault_match}/log")
+    # The first turn of round 1 that starts with a row of 5 cards (the match is deterministic).
+    t, j = next(
+        (t + 1, j)
+        for t, turn in enumerate(log["rounds"][0]["turns"][:-1])
+        for j, row in enumerate(turn["rows"])
+        if len(row) == 5
+    )
+    page = pages.open(f"/matches/{fault_match}#r1t{t + 1}s0", width=390, height=844)
+    wait_viewer(page)
+    wrap = page.locator(f'[data-row-wrap="{j}"]')
+    assert "full" in (wrap.get_attribute("class") or "")
+    last_card = wrap.locator("[data-card]").last.bounding_box()
+    slot = wrap.locator(".slot.danger").bounding_box()
+    heads = wrap.locator(".row-heads").bounding_box()
+    assert last_card and slot and heads
+    assert last_card["x"] + last_card["width"] <= slot["x"]
+    assert slot["x"] + slot["width"] <= heads["x"]  # the slot does not run into the heads
+    assert heads["x"] + heads["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(page, "phone-replay-full-row", full_page=False)
 
 
 def test_controls_stay_with_the_board_at_phone_width(pages: Pages, live_server: LiveServer) -> None:

@@ -152,6 +152,7 @@
   const stepLink = document.getElementById("step-link");
   const scrubber = document.getElementById("scrubber");
   const roundMarks = document.getElementById("round-marks");
+  const timeline = document.getElementById("timeline");
   const outcome = document.getElementById("outcome");
   const handsToggle = document.getElementById("hands-toggle");
   const handsSection = document.getElementById("hands");
@@ -430,6 +431,9 @@
     );
     renderHands(st);
     renderTurnStderr(st);
+    timeline.querySelectorAll(".now").forEach((c) => c.classList.remove("now"));
+    const now = timeline.querySelector('[data-r="' + st.r + '"][data-t="' + st.t + '"]');
+    if (now) now.classList.add("now");
     if (Number(roundSelect.value) !== st.r || turnSelect.options.length !== turnsIn(st.r)) {
       roundSelect.value = st.r;
       fillTurns(st.r);
@@ -549,6 +553,29 @@
   scrubber.max = last;
   rounds.forEach((_, r) => roundMarks.append(el("option", { value: turnStart(r, 0), label: "Round " + (r + 1) })));
   scrubber.addEventListener("input", manual(() => go(Number(scrubber.value))));
+  // Under the scrubber, a cell per turn: round starts, and the turns with a fault (red) or a
+  // forfeited seat's fallbacks.  The scrubber is the control; a click on a cell is a shortcut.
+  const cells = [];
+  rounds.forEach((round, r) =>
+    round.turns.forEach((turn, t) => {
+      const late = t === round.turns.length - 1 && (round.late_faults || []).length > 0;
+      const cls = [
+        "turn-cell",
+        t === 0 && r > 0 ? "round-start" : "",
+        turn.faults.length || late ? "fault" : turn.forfeited.length ? "forfeit" : "",
+      ];
+      const cell = el("li", {
+        class: cls.filter(Boolean).join(" "),
+        "data-r": r,
+        "data-t": t,
+        title: "Round " + (r + 1) + ", turn " + (t + 1) +
+          (turn.faults.length ? ": " + turn.faults.map((f) => names[f.seat] + " " + f.kind).join(", ") : ""),
+      });
+      cell.addEventListener("click", manual(() => go(turnStart(r, t))));
+      cells.push(cell);
+    }),
+  );
+  timeline.replaceChildren(...cells);
   handsToggle.addEventListener("click", () => {
     const show = handsSection.hidden;
     handsSection.hidden = !show;
