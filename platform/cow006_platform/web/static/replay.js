@@ -329,6 +329,12 @@
       text +=
         " End of round " + (st.r + 1) + ": " +
         st.pen.map((p, seat) => name(seat) + " +" + p).join(", ") + ".";
+      const late = rounds[st.r].late_faults || [];
+      if (late.length) {
+        text +=
+          " Faults in the end-of-round notice: " +
+          late.map((f) => name(f.seat) + " " + f.kind).join(", ") + ".";
+      }
       if (st.r === rounds.length - 1) text += " The match is over.";
     }
     return text;
