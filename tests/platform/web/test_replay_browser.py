@@ -9,7 +9,6 @@ phone width.  Screenshots go to artifacts/screenshots/.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -47,6 +46,16 @@ class Crashing(Agent):
         raise RuntimeError("boom <b>bold</b>")
 
 
+class SulksAtRoundEnd(Agent):
+    """Plays its lowest card, and fails in every end-of-round notice."""
+
+    def play(self, view: View) -> int:
+        return min(view.hand)
+
+    def on_round_end(self, result: dict[str, Any]) -> None:
+        raise ValueError("no thanks")
+
+
 def api(live: LiveServer, path: str) -> Any:
     r = httpx.get(live.url + path, timeout=10)
     r.raise_for_status()
@@ -60,26 +69,28 @@ def position(page: Any) -> tuple[int, int, int]:
     return data[0], data[1], data[2]
 
 
-@pytest.fixture(scope="module")
-def fault_match(live_server: LiveServer) -> Iterator[int]:
-    """A finished challenge whose seat 0 (alice's alpha) faults at once, with marked stderr."""
-    s = live_server.seeded
-    factory = live_server.app.state.session_factory
+def store(live: LiveServer, agents: list[Agent], stderr: list[str | None]) -> int:
+    """A finished challenge of the first len(agents) seeded versions, played by ``agents``."""
+    s = live.seeded
+    factory = live.app.state.session_factory
+    n = len(agents)
     with db.session_scope(factory) as session:
         match = results.create_match(
-            session, kind=MatchKind.challenge, version_ids=s.version_ids[:3], seed=5
+            session, kind=MatchKind.challenge, version_ids=s.version_ids[:n], seed=5
         )
         match_id = match.id
         labels = [seat.version.label for seat in sorted(match.seats, key=lambda x: x.seat)]
-    log = play_match(
-        [Crashing(), bots.make("random"), bots.make("safe")],
-        seed=5,
-        names=labels,
-        agent_seeds=[1, 2, 3],
-    )
+    log = play_match(agents, seed=5, names=labels, agent_seeds=list(range(1, n + 1)))
     with db.session_scope(factory) as session:
-        assert results.finish_match(session, match_id, log, [STDERR, None, None])
-    yield match_id
+        assert results.finish_match(session, match_id, log, stderr)
+    return match_id
+
+
+@pytest.fixture(scope="module")
+def fault_match(live_server: LiveServer) -> int:
+    """A finished challenge whose seat 0 (alice's alpha) faults at once, with marked stderr."""
+    agents = [Crashing(), bots.make("random"), bots.make("safe")]
+    return store(live_server, agents, [STDERR, None, None])
 
 
 def wait_viewer(page: Any) -> None:
@@ -325,3 +336,15 @@ def test_controls_stay_with_the_board_at_phone_width(pages: Pages, live_server: 
     assert position(page) == (1, 4, 3)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     screenshot(page, "phone-replay-sticky", full_page=False)
+
+
+def test_a_fault_in_the_end_of_round_notice_shows_at_the_round_s_end(
+    pages: Pages, live_server: LiveServer
+) -> None:
+    match_id = store(live_server, [SulksAtRoundEnd(), bots.make("random")], [None, None])
+    page = pages.open(f"/matches/{match_id}#r1t10s2")
+    wait_viewer(page)
+    assert "Faults in the end-of-round notice: alpha@2 exception." in page.inner_text("#narration")
+    cells = page.locator("#timeline .turn-cell")
+    assert "fault" in (cells.nth(9).get_attribute("class") or "")
+    assert "fault" not in (cells.nth(8).get_attribute("class") or "")
