@@ -17,7 +17,8 @@ What a player reads beside the board is worked out here too, from the log alone:
 ``hands`` (as dealt, by seat) and ``winners`` (the seats with the fewest heads that round);
 each turn's ``faults`` (``seat``, ``kind``, ``detail``, and ``fallback``: "card" when the card
 that seat played is the lowest of its hand, the fallback a fault puts in its place, "row" for a
-row chosen for it, "decision" when the log cannot tell which) and ``forfeited`` (the seats
+row chosen for it, "decision" when the log cannot tell which, "none" when its card was its own
+and it chose no row) and ``forfeited`` (the seats
 already forfeited, whose every decision is a fallback); a round's ``late_faults`` (faults in
 its end-of-round notice, turn 10 in the log); and the match's ``winners`` (rank 1).  The text
 view carries the same: row heads and full rows after each turn, faults on their turn, the
@@ -45,6 +46,7 @@ FALLBACK_TEXT = {
     "card": "fallback card",
     "row": "fallback row",
     "decision": "fallback card or row",
+    "none": "its card was its own",
 }
 
 
@@ -106,7 +108,9 @@ def _fault(
     elif card is None or not hand:
         fallback = "decision"
     elif card != min(hand):
-        fallback = "row"  # the card was its own (a fallback card is the lowest in hand)
+        # The card was its own (a fallback card is the lowest in hand): the fault replaced
+        # its row, if it chose one, or nothing the log shows (output it was not asked for).
+        fallback = "row" if lowest_take else "none"
     else:
         fallback = "decision" if lowest_take else "card"
     return {

@@ -53,6 +53,31 @@ class SulksAtRoundEnd(Agent):
         raise ValueError("no thanks")
 
 
+class BadRows(Agent):
+    """Plays its lowest card, names a row that does not exist, and fails as each round starts."""
+
+    def play(self, view: View) -> int:
+        return min(view.hand)
+
+    def take_row(self, view: View) -> int:
+        return 7
+
+    def on_round_start(self, view: View) -> None:
+        if view.round == 0:
+            raise ValueError("not now")
+
+
+class Highest(Agent):
+    """Plays its highest card, and fails as round 1 starts: its cards stay its own."""
+
+    def play(self, view: View) -> int:
+        return max(view.hand)
+
+    def on_round_start(self, view: View) -> None:
+        if view.round == 0:
+            raise ValueError("not now")
+
+
 @pytest.fixture
 def site(api: Api) -> tuple[Any, Seeded]:
     return api.client, seed(api.session_factory, matches=2)
@@ -124,6 +149,26 @@ def test_a_fatal_fault_forfeits_at_once_and_a_round_end_fault_comes_after_the_tu
     late = data["rounds"][0]["late_faults"]
     assert [(f["seat"], f["kind"]) for f in late] == [(1, "exception")]
     assert text[0]["late_faults"][0]["player"] == log["players"][1]["agent"]
+
+
+def test_what_a_fault_replaced_is_said_as_far_as_the_log_tells() -> None:
+    log = play_match([BadRows(), Highest(), bots.make("safe")], seed=3, agent_seeds=[1, 2, 3])
+    data, _ = replay_data(log)
+    marks = {
+        (r, t, f["seat"], f["kind"]): f["fallback"]
+        for r, rnd in enumerate(data["rounds"])
+        for t, turn in enumerate(rnd["turns"])
+        for f in turn["faults"]
+    }
+    # A row outside 0..3 is a fallback row, always.
+    rows = [v for (r, t, seat, kind), v in marks.items() if kind == "illegal_row"]
+    assert rows and set(rows) == {"row"}
+    # Failing at the round's start, then playing its highest card: the card was its own.
+    assert marks[(0, 0, 1, "exception")] == "none"
+    first = log["rounds"][0]["turns"][0]["cards"][0]
+    hand = log["rounds"][0]["hands"][0]
+    assert first == min(hand)  # seat 0's own lowest card: the log cannot tell it from a fallback
+    assert marks[(0, 0, 0, "exception")] in ("card", "decision")
 
 
 def test_the_text_view_carries_heads_full_rows_faults_costs_and_winners(

@@ -189,6 +189,7 @@
     card: "fallback card",
     row: "fallback row",
     decision: "fallback card or row",
+    none: "fault",
   };
 
   // What replaced this seat's decisions this turn: its faults, or its forfeit.
@@ -197,7 +198,7 @@
     if (faults.length) {
       return {
         label: faults.map((f) => FALLBACK[f.fallback] + ": " + f.kind).join("; "),
-        card: faults.some((f) => f.fallback !== "row"),
+        card: faults.some((f) => f.fallback === "card" || f.fallback === "decision"),
         detail: faults.map((f) => f.kind + (f.detail ? " (" + f.detail + ")" : "")).join("; "),
       };
     }
