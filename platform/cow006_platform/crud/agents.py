@@ -9,6 +9,7 @@ version's status, only the owner and admins why validation rejected it, and its 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from ..schemas import (
     VersionOut,
 )
 from ..settings import Settings
+from . import validations
 from ._errors import (
     Conflict,
     Forbidden,
@@ -147,13 +149,31 @@ def list_versions(
     query = (
         select(AgentVersion).where(AgentVersion.agent_id == agent.id).order_by(AgentVersion.number)
     )
-    return paged(session, VersionOut, query, paging, _private(agent, user))
+    found = paged(session, VersionOut, query, paging, _private(agent, user))
+    with_validation(session, found.items)
+    return found
 
 
 def get_version(session: Session, agent_id: int, number: int, user: User | None) -> VersionOut:
     agent = get(session, Agent, agent_id, "agent")
     version = _version(session, agent, number)
-    return VersionOut.model_validate(version, from_attributes=True, context=_private(agent, user))
+    out = VersionOut.model_validate(version, from_attributes=True, context=_private(agent, user))
+    with_validation(session, [out])
+    return out
+
+
+def with_validation(session: Session, versions: Sequence[VersionOut]) -> None:
+    """Fill in the pending versions' places in the validation queue and the others'
+    validation matches (``crud.validations``)."""
+    pending = [v.id for v in versions if v.status is VersionStatus.pending]
+    places = validations.queue_places(session, pending)
+    decided = [v.id for v in versions if v.status is not VersionStatus.pending]
+    watched = validations.validation_matches(session, decided)
+    for v in versions:
+        place = places.get(v.id)
+        if place is not None:
+            v.queue_place, v.queue_seconds = place.place, place.seconds
+        v.validation_match_id = watched.get(v.id)
 
 
 def upload_version(

@@ -110,6 +110,11 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def queue_note(seconds: int) -> str:
+    """About how long a wait is: "about 40 s", "about 3 min"."""
+    return f"about {seconds} s" if seconds < 120 else f"about {round(seconds / 60)} min"
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -122,6 +127,7 @@ def _environment() -> jinja2.Environment:
     env.globals["N_ROWS"] = N_ROWS
     env.globals["guide_url"] = GUIDE_URL
     env.filters.update(heads=heads, when=when, number=number, percent=percent, sentence=sentence)
+    env.filters.update(ordinal=crud.validations.ordinal, wait=queue_note)
     return env
 
 
@@ -390,6 +396,8 @@ def match_page(request: Request, match_id: str, session: SessionDep, refresh: Po
             "match": match,
             "log": log,
             "seats": seats,
+            # The log's seat -> the agent at it (a validation match seats one agent only).
+            "seat_agents": {p.seat: p.agent_id for p in match.participants},
             "replay": viewer,
             "rounds": rounds,
             "replay_error": broken,

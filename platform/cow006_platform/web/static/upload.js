@@ -112,11 +112,17 @@
     const note = $("upload-note");
     const reason = $("upload-reason");
     if (v.status === "pending") {
-      note.textContent = "Validating: a short match against the built-in bots…";
+      note.replaceChildren(
+        "Validating: a short match against the built-in bots.",
+        ...Cow.validationNote(v),
+      );
     } else if (v.status === "active") {
-      note.textContent = "Validated: it can now enter ladders and be challenged.";
+      note.replaceChildren(
+        "Validated: it can now enter ladders and be challenged.",
+        ...Cow.validationNote(v),
+      );
     } else {
-      note.textContent = "Rejected. Why:";
+      note.replaceChildren("Rejected.", ...Cow.validationNote(v), " Why:");
     }
     reason.textContent = v.reason || "";
     reason.hidden = !v.reason;
