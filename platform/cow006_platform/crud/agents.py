@@ -59,6 +59,7 @@ from ._rows import Paging, Query, paged, paged_counted
 
 # A source file larger than this is listed without its text.
 MAX_SOURCE_TEXT = 256 * 1024
+MAX_NAME = 40  # characters of an agent's name (``Agent.name``)
 
 
 # --- agents ------------------------------------------------------------------------------
@@ -99,6 +100,37 @@ def list_agents(session: Session, paging: Paging, owner_id: int | None = None) -
     if owner_id is not None:
         query = query.where(Agent.owner_id == owner_id)
     return paged(session, AgentOut, query, paging)
+
+
+def ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """The ids of the agents named in ``names`` (exactly, as stored) that exist."""
+    wanted = [n for n in names if 0 < len(n) <= MAX_NAME]
+    if not wanted:
+        return {}
+    rows = session.execute(select(Agent.name, Agent.id).where(Agent.name.in_(wanted)))
+    return {str(name): int(aid) for name, aid in rows}
+
+
+def challengeable(session: Session, user: User, limit: int) -> list[str]:
+    """The names of agents ``user`` may seat in a challenge (not disabled, with an active
+    version, their own or accepting challenges), the most recently created first: the
+    challenge form's suggestions."""
+    active = (
+        select(AgentVersion.id)
+        .where(AgentVersion.agent_id == Agent.id, AgentVersion.status == VersionStatus.active)
+        .exists()
+    )
+    query = (
+        select(Agent.name)
+        .where(
+            Agent.disabled.is_(False),
+            active,
+            (Agent.owner_id == user.id) | Agent.accepts_challenges.is_(True),
+        )
+        .order_by(Agent.id.desc())
+        .limit(limit)
+    )
+    return [str(name) for name in session.scalars(query)]
 
 
 def create_agent(session: Session, name: str, user: User) -> AgentOut:

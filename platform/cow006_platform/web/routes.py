@@ -54,6 +54,8 @@ MATCH_LIST = 50  # matches on /matches
 MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
 GUIDE_URL = "/guide"
+CHALLENGE_FIELDS = 3  # opponents named on an agent page's challenge form (web.challenge)
+CHALLENGE_SUGGESTIONS = 200  # agent names its datalist suggests
 REFRESH_SECONDS = 5  # how often live pages poll (``?refresh=N`` overrides it, 1..60)
 
 # Scripts and styles come from /static only; a replay's steps are embedded as a JSON data block
@@ -324,14 +326,18 @@ def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
 def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser) -> Response:
     """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals;
-    for its signed-in owner, the form that enters it in a ladder (``lab.enter``)."""
+    for its signed-in owner, the forms that enter it in a ladder (``lab.enter``) and
+    challenge other agents (``challenge.challenge``)."""
     aid = ident(agent_id, "agent")
     agent = crud.agents.get_agent(session, aid)
     versions = crud.agents.list_versions(session, aid, None, Paging(LIST_LIMIT, 0))
     open_ladders = []
+    rivals_to_name: list[str] = []
     if me is not None and me.user.id == agent.owner_id:
         ladders = crud.ladders.list_ladders(session, Paging(LIST_LIMIT, 0)).items
         open_ladders = [lad for lad in ladders if lad.state != "closed"]
+        names = crud.agents.challengeable(session, me.user, CHALLENGE_SUGGESTIONS + 1)
+        rivals_to_name = [n for n in names if n != agent.name][:CHALLENGE_SUGGESTIONS]
     return render(
         request,
         "agent.html",
@@ -344,6 +350,8 @@ def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser
             "recent": _matches(session, RECENT_MATCHES, agent_id=aid),
             "rivals": crud.agents.rivals(session, aid, HEAD_TO_HEAD_ROWS),
             "open_ladders": open_ladders,
+            "challenge_names": rivals_to_name,
+            "challenge_fields": CHALLENGE_FIELDS,
         },
     )
 

@@ -115,3 +115,106 @@ def test_the_validation_match_is_kept_and_watched_as_a_replay(api: Api) -> None:
     # Unrated: no rating anywhere, and the ladders' pages never list it.
     with api.session_factory() as session:
         assert session.query(models.Rating).count() == 0
+
+
+def active_agent(api: Api, owner: dict[str, str], name: str) -> int:
+    """An agent of ``owner`` named ``name`` with one version that passed validation."""
+    agent = api.agent(owner, name)
+    validated(api, int(api.upload(owner, agent)["id"]))
+    return agent
+
+
+def test_an_owner_challenges_opponents_by_name_from_the_agent_page(api: Api) -> None:
+    alice = api.user("alice")
+    ant = active_agent(api, alice, "ant")
+    active_agent(api, api.user("bob"), "bee")
+    active_agent(api, api.user("carol"), "cow")
+    visitor = parse_html(api.client.get(f"/agents/{ant}").text)
+    assert not visitor.find_all(id="challenge-form")  # only its owner gets the form
+
+    sign_in(api.client, alice)
+    doc = parse_html(api.client.get(f"/agents/{ant}").text)
+    form = doc.by_id("challenge-form")
+    assert form.get("action") == f"/agents/{ant}/challenge"
+    suggested = [o.get("value") for o in doc.by_id("challenge-agents").find_all("option")]
+    assert sorted(suggested) == ["bee", "cow"]  # not the agent itself
+    csrf = form.find("input", name="csrf").get("value") or ""
+    post = api.client.post
+    ok = post(
+        f"/agents/{ant}/challenge",
+        data={"csrf": csrf, "opponent1": "bee", "opponent2": " cow "},
+        follow_redirects=False,
+    )
+    assert ok.status_code == 303, ok.text[:300]
+    match_id = int(ok.headers["location"].removeprefix("/matches/"))
+    match = api.client.get(f"/api/matches/{match_id}").json()
+    assert match["kind"] == "challenge" and match["status"] == "queued" and not match["rated"]
+    assert [p["agent"] for p in match["participants"]] == ["ant", "bee", "cow"]
+    assert match_id in api.executor.matches  # admitted to the challenge queue at once
+    page = api.client.get(ok.headers["location"])
+    assert page.status_code == 200 and "Challenge match" in page.text
+
+
+def test_challenge_refusals_are_one_sentence_error_pages(api: Api, settings: Any) -> None:
+    alice = api.user("alice")
+    ant = active_agent(api, alice, "ant")
+    bee = active_agent(api, api.user("bob"), "bee")
+    post = api.client.post
+    # Not signed in: no CSRF, refused; a forged form from a signed-in browser too.
+    assert post(f"/agents/{ant}/challenge", data={"opponent1": "bee"}).status_code == 403
+    sign_in(api.client, alice)
+    forged = post(f"/agents/{ant}/challenge", data={"opponent1": "bee"})
+    assert forged.status_code == 403 and "<html" in forged.text.lower()
+    csrf = page_csrf(api.client, f"/agents/{ant}")
+
+    def challenge(agent: int, **names: str) -> Any:
+        return post(f"/agents/{agent}/challenge", data={"csrf": csrf, **names})
+
+    hostile = '<img src=x onerror="alert(1)">\x00\u202e' + "é" * 1000
+    unknown = challenge(ant, opponent1=hostile)
+    assert unknown.status_code == 404 and "no agent is named" in unknown.text.lower()
+    assert "<img" not in unknown.text and "&lt;img src=x" in unknown.text
+    assert "\x00" not in unknown.text and "é" * 100 not in unknown.text  # bounded
+    huge = challenge(ant, opponent1="é" * 6000)  # past the form's field size
+    assert huge.status_code == 400 and "could not be read" in huge.text.lower()
+    assert challenge(ant, opponent1="é" * 500_000).status_code == 413  # past a body's size
+    by_id = challenge(ant, opponent1=str(bee))  # names, never ids
+    assert by_id.status_code == 404 and f"no agent is named {bee}" in by_id.text.lower()
+    twice = challenge(ant, opponent1="bee", opponent2="bee")
+    assert twice.status_code == 400 and "named twice" in twice.text.lower()
+    itself = challenge(ant, opponent1="ant")
+    assert itself.status_code == 400
+    assert challenge(ant).status_code == 400  # nobody named
+    # Someone else's agent: its owner challenges with it, nobody else.
+    theirs = challenge(bee, opponent1="ant")
+    assert theirs.status_code == 403 and "only its owner" in theirs.text.lower()
+    assert challenge(999, opponent1="bee").status_code == 404
+    # An opponent who refuses challenges: the API's own refusal, as a page.
+    bob_agent = api.client.get(f"/api/agents/{bee}").json()
+    assert bob_agent["accepts_challenges"]
+    with db.session_scope(api.session_factory) as session:
+        row = session.get(models.Agent, bee)
+        assert row is not None
+        row.accepts_challenges = False
+    refused = challenge(ant, opponent1="bee")
+    assert refused.status_code == 403 and "does not accept challenges" in refused.text
+    assert not api.executor.matches  # nothing was queued
+
+
+def test_the_caps_on_challenges_hold_on_the_pages(api: Api) -> None:
+    alice = api.user("alice")
+    ant = active_agent(api, alice, "ant")
+    active_agent(api, alice, "ant2")
+    sign_in(api.client, alice)
+    csrf = page_csrf(api.client, f"/agents/{ant}")
+    answers = [
+        api.client.post(
+            f"/agents/{ant}/challenge",
+            data={"csrf": csrf, "opponent1": "ant2"},
+            follow_redirects=False,
+        ).status_code
+        for _ in range(6)
+    ]
+    assert answers[0] == 303 and answers[-1] == 429
+    last = api.client.post(f"/agents/{ant}/challenge", data={"csrf": csrf, "opponent1": "ant2"})
+    assert last.status_code == 429 and last.headers.get("retry-after")
