@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -228,7 +228,7 @@ def _keep_match(
     session: Session,
     version: AgentVersion,
     seat: int,
-    log: dict[str, Any],
+    log: Mapping[str, Any],
     stderr: str | None,
     started: datetime,
 ) -> None:

@@ -111,6 +111,28 @@ def ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
     return {str(name): int(aid) for name, aid in rows}
 
 
+def version_ids_by_label(session: Session, labels: Sequence[str]) -> dict[str, int]:
+    """The ids of the versions named ``agent@number`` in ``labels`` that exist."""
+    wanted: dict[tuple[str, int], str] = {}
+    for label in labels:
+        name, at, number = label.rpartition("@")
+        if at and 0 < len(name) <= MAX_NAME and number.isdigit() and len(number) <= 9:
+            wanted[(name, int(number))] = label
+    if not wanted:
+        return {}
+    rows = session.execute(
+        select(Agent.name, AgentVersion.number, AgentVersion.id)
+        .join(Agent, Agent.id == AgentVersion.agent_id)
+        .where(Agent.name.in_({name for name, _ in wanted}))
+    )
+    out: dict[str, int] = {}
+    for agent, seq, vid in rows:
+        found = wanted.get((str(agent), int(seq)))
+        if found is not None:
+            out[found] = int(vid)
+    return out
+
+
 def challengeable(session: Session, user: User, limit: int) -> list[str]:
     """The names of agents ``user`` may seat in a challenge (not disabled, with an active
     version, their own or accepting challenges), the most recently created first: the

@@ -4,18 +4,20 @@
 ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}`` the replay viewer, ``/matches``,
 ``/users/{id}``, ``/guide``, and the static files under ``/static/``), ``account``
 (``/login``, ``/register``, ``/logout``, ``/upload``), ``lab`` (``/me``, ``/evaluations``,
-entering a ladder) and ``challenge`` (a challenge from an agent's page); ``create_app``
-includes it next to the JSON API.  See docs/web.md.
+entering a ladder), ``challenge`` (a challenge from an agent's page) and ``admin``
+(``/admin``: ladders and leagues); ``create_app`` includes it next to the JSON API.
+See docs/web.md.
 """
 
 from fastapi import APIRouter
 
-from . import account, challenge, lab, routes
+from . import account, admin, challenge, lab, routes
 
 router = APIRouter()
 router.include_router(routes.router)
 router.include_router(account.router)
 router.include_router(lab.router)
 router.include_router(challenge.router)
+router.include_router(admin.router)
 
 __all__ = ["router"]

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 from helpers.api import Api, RecordingExecutor
-from helpers.web import parse_html
+from helpers.web import parse_html, sign_in
+from helpers.web import signed_in_csrf as page_csrf
 
 from cow006 import bots, play_match
 from cow006_platform import db, models, results
@@ -20,23 +21,6 @@ from cow006_platform import db, models, results
 @pytest.fixture
 def executor() -> RecordingExecutor:
     return RecordingExecutor(activate=False)
-
-
-def sign_in(client: Any, headers: dict[str, str]) -> None:
-    """Sign in with the /login form (as a browser without scripts does): the session cookie."""
-    doc = parse_html(client.get("/login").text)
-    csrf = doc.by_id("signin-form").find("input", name="csrf").get("value") or ""
-    token = headers["Authorization"].removeprefix("Bearer ")
-    r = client.post(
-        "/login", data={"csrf": csrf, "token": token, "next": "/"}, follow_redirects=False
-    )
-    assert r.status_code == 303, r.text[:300]
-
-
-def page_csrf(client: Any, path: str) -> str:
-    """The CSRF field of the signed-in user's forms (the header's sign-out form has it)."""
-    doc = parse_html(client.get(path).text)
-    return doc.find("form", class_="sign-out-form").find("input", name="csrf").get("value") or ""
 
 
 def validated(api: Api, version_id: int, *, seat: int = 1, players: int = 3) -> int:
