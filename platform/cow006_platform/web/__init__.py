@@ -4,14 +4,14 @@
 ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}`` the replay viewer, ``/matches``,
 ``/users/{id}``, ``/guide``, and the static files under ``/static/``), ``account``
 (``/login``, ``/register``, ``/logout``, ``/upload``), ``lab`` (``/me``, ``/evaluations``,
-entering a ladder), ``challenge`` (a challenge from an agent's page) and ``admin``
-(``/admin``: ladders and leagues); ``create_app`` includes it next to the JSON API.
-See docs/web.md.
+entering a ladder), ``challenge`` (a challenge from an agent's page), ``admin`` (``/admin``:
+ladders and leagues) and ``kit`` (the starter kit's zip); ``create_app`` includes it next to
+the JSON API.  See docs/web.md.
 """
 
 from fastapi import APIRouter
 
-from . import account, admin, challenge, lab, routes
+from . import account, admin, challenge, kit, lab, routes
 
 router = APIRouter()
 router.include_router(routes.router)
@@ -19,5 +19,6 @@ router.include_router(account.router)
 router.include_router(lab.router)
 router.include_router(challenge.router)
 router.include_router(admin.router)
+router.include_router(kit.router)
 
 __all__ = ["router"]

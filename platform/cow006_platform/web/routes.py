@@ -54,6 +54,7 @@ MATCH_LIST = 50  # matches on /matches
 MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
 GUIDE_URL = "/guide"
+STARTER_URL = "/starter/python.zip"  # the starter kit (``kit``)
 CHALLENGE_FIELDS = 3  # opponents named on an agent page's challenge form (web.challenge)
 CHALLENGE_SUGGESTIONS = 200  # agent names its datalist suggests
 REFRESH_SECONDS = 5  # how often live pages poll (``?refresh=N`` overrides it, 1..60)
@@ -128,6 +129,7 @@ def _environment() -> jinja2.Environment:
     env.globals["static_url"] = static_url
     env.globals["N_ROWS"] = N_ROWS
     env.globals["guide_url"] = GUIDE_URL
+    env.globals["starter_url"] = STARTER_URL
     env.filters.update(heads=heads, when=when, number=number, percent=percent, sentence=sentence)
     env.filters.update(ordinal=crud.validations.ordinal, wait=queue_note)
     return env
