@@ -109,11 +109,3 @@ def validation_matches(session: Session, version_ids: Iterable[int]) -> dict[int
         .group_by(MatchSeat.version_id)
     )
     return {int(vid): int(mid) for vid, mid in rows}
-
-
-def ordinal(n: int) -> str:
-    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st..."""
-    if 10 <= n % 100 <= 20:
-        return f"{n}th"
-    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"

@@ -113,6 +113,14 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st..."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def queue_note(seconds: int) -> str:
     """About how long a wait is: "about 40 s", "about 3 min"."""
     return f"about {seconds} s" if seconds < 120 else f"about {round(seconds / 60)} min"
@@ -131,7 +139,7 @@ def _environment() -> jinja2.Environment:
     env.globals["guide_url"] = GUIDE_URL
     env.globals["starter_url"] = STARTER_URL
     env.filters.update(heads=heads, when=when, number=number, percent=percent, sentence=sentence)
-    env.filters.update(ordinal=crud.validations.ordinal, wait=queue_note)
+    env.filters.update(ordinal=ordinal, wait=queue_note)
     return env
 
 

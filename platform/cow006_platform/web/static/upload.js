@@ -102,6 +102,17 @@
     return () => loadAgents(agent.id);
   });
 
+  /* " Watch its validation match." as a link to its replay, once the version has one. */
+  function watch(v, text) {
+    if (!v.validation_match_id) return [];
+    const link = el(
+      "a",
+      { class: "validation-match", href: "/matches/" + Number(v.validation_match_id) },
+      text.trim(),
+    );
+    return [" ", link];
+  }
+
   function showVersion(agentId, v) {
     const link = $("upload-version-link");
     link.textContent = v.label;
@@ -119,10 +130,10 @@
     } else if (v.status === "active") {
       note.replaceChildren(
         "Validated: it can now enter ladders and be challenged.",
-        ...Cow.validationNote(v),
+        ...watch(v, " Watch its validation match."),
       );
     } else {
-      note.replaceChildren("Rejected.", ...Cow.validationNote(v), " Why:");
+      note.replaceChildren("Rejected.", ...watch(v, " Watch its validation match."), " Why:");
     }
     reason.textContent = v.reason || "";
     reason.hidden = !v.reason;
