@@ -216,6 +216,22 @@ def get_version(session: Session, agent_id: int, number: int, user: User | None)
     return out
 
 
+def latest_uploads(session: Session, user: User, limit: int) -> list[VersionOut]:
+    """The versions ``user`` uploaded last, newest first, as their owner sees them (the
+    reasons), with their validation (the queue place, the validation match)."""
+    rows = session.scalars(
+        select(AgentVersion)
+        .join(Agent, Agent.id == AgentVersion.agent_id)
+        .where(Agent.owner_id == user.id)
+        .order_by(AgentVersion.id.desc())
+        .limit(limit)
+    ).all()
+    context = {"private": True}
+    out = [VersionOut.model_validate(v, from_attributes=True, context=context) for v in rows]
+    with_validation(session, out)
+    return out
+
+
 def with_validation(session: Session, versions: Sequence[VersionOut]) -> None:
     """Fill in the pending versions' places in the validation queue and the others'
     validation matches (``crud.validations``)."""

@@ -202,3 +202,21 @@ def test_the_caps_on_challenges_hold_on_the_pages(api: Api) -> None:
     assert answers[0] == 303 and answers[-1] == 429
     last = api.client.post(f"/agents/{ant}/challenge", data={"csrf": csrf, "opponent1": "ant2"})
     assert last.status_code == 429 and last.headers.get("retry-after")
+
+
+def test_the_upload_page_lists_the_signed_in_users_latest_uploads(api: Api) -> None:
+    alice = api.user("alice")
+    ant = api.agent(alice, "ant")
+    first = api.upload(alice, ant)
+    api.upload(alice, ant)
+    bee = api.agent(api.user("bob"), "bee")
+    assert not parse_html(api.client.get("/upload").text).find_all(id="uploads")
+    match_id = validated(api, int(first["id"]))
+    sign_in(api.client, alice)
+    page = api.client.get("/upload")
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+    rows = parse_html(page.text).by_id("uploads").find_all("tr", **{"data-version-id": True})
+    assert [r.find("a").text() for r in rows] == ["ant@2", "ant@1"]  # newest first
+    assert rows[0].find("span", class_="queue-place").text().strip().startswith("1st in line")
+    assert rows[1].find("a", class_="validation-match").get("href") == f"/matches/{match_id}"
+    assert f"/agents/{bee}" not in page.text  # only the user's own
