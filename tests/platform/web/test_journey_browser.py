@@ -149,6 +149,7 @@ def test_the_author_journey_in_the_browser(pages: Pages, live_server: LiveServer
 
     # A challenge, by name, from the agent's page: then its match, played and replayed.
     author.goto(f"/agents/{agent_ids['dana-low']}")
+    screenshot(author, "journey-agent")
     author.fill("#challenge-opponent1", "dana-high")
     author.click("#challenge-form button[type=submit]")
     author.wait_for_url("**/matches/*")
