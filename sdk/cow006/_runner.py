@@ -259,7 +259,6 @@ class MatchRunner:
         # the totals change once a round, this round's penalties only with a take.
         scores = tuple(st.scores)
         penalties = tuple(st.penalties)
-        revealed: list[tuple[int, ...]] = []  # the turns so far; a table takes its first ones
         before = rows  # the rows before the turn, as the log holds them: lists no one changes
         turns: list[Turn] = []
         # A view no agent kept is made again in place for the next seat, instead of a new one
@@ -277,7 +276,7 @@ class MatchRunner:
                 before,
                 scores,
                 penalties,
-                revealed,
+                st.revealed,  # the turns so far (the engine's): a table takes its first ones
                 played,
                 starters,
                 st.round,
@@ -315,7 +314,6 @@ class MatchRunner:
                 cards.append(fallback_card(hand))
             # Each card is an int in its seat's hand (the test above, or the fallback's own).
             takes = play_turn(st, cards, choose_row, True)
-            revealed.append(tuple(cards))
             if takes:
                 penalties = tuple(st.penalties)
             # The log's copy of the rows, which is also the next turn's table's.
