@@ -309,7 +309,11 @@ class RatingPoint(Base):
     """One point of rating history: a version's rating right after one match."""
 
     __tablename__ = "rating_points"
-    __table_args__ = (Index("ix_rating_points_version", "version_id", "ladder_id", "id"),)
+    __table_args__ = (
+        Index("ix_rating_points_version", "version_id", "ladder_id", "id"),
+        # A match's rating changes (an agent's results: ``crud.agents.rating_changes``).
+        Index("ix_rating_points_match", "match_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))

@@ -27,7 +27,15 @@ from ..models import (
     VersionStatus,
     version_label,
 )
-from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
+from ..schemas import (
+    EntryCreate,
+    EntryOut,
+    LadderCreate,
+    LadderOut,
+    LeaderboardRow,
+    Page,
+    Timestamp,
+)
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
 from ._rows import (
     AGENT_FIELDS,
@@ -254,16 +262,57 @@ class AgentEntry(BaseModel):
     conservative: float
     matches: int
     wins: int
+    # The results view: its place on the board now (None: withdrawn, or the agent disabled),
+    # the change since just before its latest match, and the figures the board shows.
+    rank: int | None = None
+    rank_change: int | None = None
+    last_played_at: Timestamp | None = None
+    heads_per_round: float | None = None
+    fault_rate: float | None = None
 
 
 _agent_entries = TypeAdapter(list[AgentEntry])
 
 
+def _rank_of(session: Session, ladder_id: int, entry_id: int, key: float) -> int:
+    """An entry's place on its ladder's board: 1 + the board's entries ahead of it (a higher
+    conservative rating, or an equal one and entered earlier), counted in SQL."""
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    own = _conservative(ladder)
+    ahead = (
+        select(func.count(LadderEntry.id))
+        .join(Agent, Agent.id == LadderEntry.agent_id)
+        .outerjoin(
+            Rating,
+            (Rating.ladder_id == LadderEntry.ladder_id)
+            & (Rating.version_id == LadderEntry.version_id),
+        )
+        .where(
+            LadderEntry.ladder_id == ladder_id,
+            LadderEntry.active.is_(True),
+            Agent.disabled.is_(False),
+            (own > key) | ((own == key) & (LadderEntry.id < entry_id)),
+        )
+    )
+    return 1 + (session.scalar(ahead) or 0)
+
+
 def agent_entries(session: Session, agent_id: int) -> list[AgentEntry]:
-    """The agent's entries (withdrawn ones too), by ladder."""
-    query = entries_query(*_ENTRY, Ladder.name.label("ladder"), Ladder.state)
+    """The agent's entries (withdrawn ones too), by ladder, with its place on each board."""
+    query = entries_query(
+        *_ENTRY, Ladder.name.label("ladder"), Ladder.state, LadderEntry.id.label("entry_id")
+    )
     rows = session.execute(query.where(LadderEntry.agent_id == agent_id).order_by(Ladder.id)).all()
-    return _agent_entries.validate_python(rows, from_attributes=True)
+    disabled = session.scalar(select(Agent.disabled).where(Agent.id == agent_id))
+    out = []
+    for r in rows:
+        row = r._asdict()
+        row.update(figures(row))
+        if row["active"] and not disabled:
+            rank = _rank_of(session, r.ladder_id, r.entry_id, r.conservative)
+            row.update(rank=rank, rank_change=rank_change(r.previous_rank, rank))
+        out.append(row)
+    return _agent_entries.validate_python(out)
 
 
 def warm_keys(session: Session, limit: int) -> list[str]:

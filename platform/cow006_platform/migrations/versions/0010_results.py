@@ -7,11 +7,13 @@ is rated (``ratings.apply_match``): ``tallied`` (its rated matches whose rounds 
 (how many of them it faulted in: the fault rate), and ``previous_rank``, its entry's place
 on the leaderboard just before its latest match (the rank change).  Additive: matches rated
 before this migration have no rounds and are not tallied until the ladder is rerated.
+``ix_rating_points_match``: the rating changes of the matches an agent's page lists.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
+from alembic import op
 
 from cow006_platform.migrations import _ops
 
@@ -28,8 +30,10 @@ def upgrade() -> None:
         *(sa.Column(n, sa.Integer(), nullable=False, server_default="0") for n in _TALLIES),
         sa.Column("previous_rank", sa.Integer(), nullable=True),
     )
+    op.create_index("ix_rating_points_match", "rating_points", ["match_id"], unique=False)
 
 
 def downgrade() -> None:
+    op.drop_index("ix_rating_points_match", table_name="rating_points")
     _ops.drop_columns("ratings", "previous_rank", *reversed(_TALLIES))
     _ops.drop_columns("matches", "rounds")

@@ -155,6 +155,23 @@ const Cow = (() => {
     return el("span", { class: "badge badge-" + state }, state);
   }
 
+  /* A leaderboard rank's change, as the server's _macros.html rank_change: ▲ places gained,
+   * ▼ lost, = none; nothing before the first match. */
+  function rankChange(change) {
+    if (change === null || change === undefined) return null;
+    const kind = change > 0 ? "up" : change < 0 ? "down" : "same";
+    const size = Math.abs(change);
+    return [
+      " ",
+      el(
+        "span",
+        { class: "rank-change rank-" + kind },
+        el("span", { "aria-hidden": "true" }, { up: "▲", down: "▼", same: "=" }[kind] + (size || "")),
+        el("span", { class: "vh" }, " (" + (change ? kind + " " + size : "unchanged") + ")"),
+      ),
+    ];
+  }
+
   function num(v, digits = 2) {
     return v === null || v === undefined ? "–" : Number(v).toFixed(digits);
   }
@@ -283,6 +300,7 @@ const Cow = (() => {
     num,
     percent,
     poll,
+    rankChange,
     setToken,
     showError,
     token,
