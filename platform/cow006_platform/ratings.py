@@ -111,7 +111,8 @@ def apply_match(session: Session, match: Match) -> bool:
     Creates a Rating at the ladder's mu/sigma for a version's first match, appends one
     RatingPoint per seat, counts matches and wins (rank 1, shared or not), keeps the results
     view's figures (each rating's rank just before the match, and for a match whose rounds
-    are known its heads, rounds and whether it faulted), and sets ``match.rating_applied``.  Returns False, changing nothing, if it was applied already.
+    are known its heads, rounds and whether it faulted), and sets ``match.rating_applied``.
+    Returns False, changing nothing, if it was applied already.
     """
     if match.rating_applied:
         return False

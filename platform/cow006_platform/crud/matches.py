@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from .. import results, workclasses
@@ -166,7 +166,7 @@ def _listed(
 ) -> Query:
     """The ids of the matches a list shows, newest first (``settled``: finished or failed
     ones only, as an agent's results list them ahead of its queued matches)."""
-    match_filter = []
+    match_filter: list[ColumnElement[bool]] = []
     if settled:
         match_filter.append(Match.status.in_((MatchStatus.finished, MatchStatus.failed)))
     if ladder_id is not None:
