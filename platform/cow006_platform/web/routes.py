@@ -340,11 +340,12 @@ def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
     return out
 
 
-def _results(session: Session, agent_id: int) -> dict[str, Any]:
-    """The agent's results, centred on it: its settled (finished or failed) matches, newest
-    first, each with its own seats' place, heads, change of the conservative rating and
-    faults; and its queued and running matches, summarised in one line."""
-    settled = _matches(session, RECENT_MATCHES, agent_id=agent_id, settled=True)
+def agent_results(session: Session, agent_id: int, limit: int, more: int = 0) -> dict[str, Any]:
+    """The agent's results, centred on it: its latest ``limit`` settled (finished or failed)
+    matches, newest first, each with its own seats' place, heads, change of the conservative
+    rating and faults; and its queued and running matches, summarised in one line (``more``:
+    how many its longer list on /matches shows)."""
+    settled = _matches(session, limit, agent_id=agent_id, settled=True)
     changes = crud.agents.rating_changes(session, agent_id, [m.id for m in settled.items])
     rows = []
     for m in settled.items:
@@ -363,7 +364,7 @@ def _results(session: Session, agent_id: int) -> dict[str, Any]:
         state: _matches(session, QUEUE_IDS, agent_id=agent_id, status=state)
         for state in (MatchStatus.running, MatchStatus.queued)
     }
-    return {"rows": rows, "settled": settled, "waiting": waiting}
+    return {"rows": rows, "settled": settled, "waiting": waiting, "more": more}
 
 
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
@@ -386,7 +387,7 @@ def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser
             "versions": versions,
             "entries": crud.ladders.agent_entries(session, aid),
             "histories": _histories(session, aid),
-            "results": _results(session, aid),
+            "results": agent_results(session, aid, RECENT_MATCHES, MATCH_LIST),
             "rivals": crud.agents.rivals(session, aid, HEAD_TO_HEAD_ROWS),
             "open_ladders": open_ladders,
         },
@@ -450,10 +451,16 @@ def match_page(request: Request, match_id: str, session: SessionDep, refresh: Po
 
 
 @router.get("/matches", response_class=HTMLResponse)
-def matches_page(request: Request, session: SessionDep) -> Response:
-    """The latest matches of every kind."""
+def matches_page(request: Request, session: SessionDep, agent_id: str | None = None) -> Response:
+    """The latest matches of every kind; ``?agent_id=N``: that agent's results, centred on
+    it (its place, heads, rating change and faults in each)."""
+    if agent_id is not None:
+        agent = crud.agents.get_agent(session, ident(agent_id, "agent"))
+        results = agent_results(session, agent.id, MATCH_LIST)
+        context = {"title": f"Results of {agent.name}", "agent": agent, "results": results}
+        return render(request, "matches.html", context)
     latest = _matches(session, MATCH_LIST)
-    return render(request, "matches.html", {"title": "Matches", "latest": latest})
+    return render(request, "matches.html", {"title": "Matches", "latest": latest, "agent": None})
 
 
 @router.get("/ladders", response_class=HTMLResponse)

@@ -284,3 +284,39 @@ def test_the_signed_in_owners_agents_are_highlighted_on_a_personal_page_only(
         assert "yours" in cells(tr)[1]
     # The public API's board is the same for everyone: no highlight in it.
     assert "mine" not in client.get(f"{path.replace('/ladders', '/api/ladders')}/leaderboard").text
+
+
+def test_the_matches_page_centred_on_an_agent(site: tuple[Any, Seeded]) -> None:
+    client, s = site
+    gamma = s.agent_ids[2]
+    doc = page(client, f"/matches?agent_id={gamma}")
+    assert s.names[gamma] in doc.find("h1").text()
+    rows = doc.by_id("results-matches").find("tbody").find_all("tr", data_match=True)
+    mine = all_items(client, "/api/matches", agent_id=gamma)
+    assert [int(r.get("data-match") or 0) for r in rows] == [
+        m["id"] for m in mine if m["status"] in ("finished", "failed")
+    ]
+    for row in rows:
+        m = client.get(f"/api/matches/{row.get('data-match')}").json()
+        (seat,) = [p for p in m["participants"] if p["agent_id"] == gamma]
+        assert cells(row)[4] == ("–" if seat["score"] is None else str(seat["score"]))
+    # The agent page links here once its own list is cut short.
+    assert page(client, f"/agents/{gamma}").by_id("results-matches") is not None
+    # Hostile or unknown ids are one clear 404 page, never an echo.
+    for raw in ("abc", "<script>alert(1)</script>", "0", "9" * 40, "999999", ""):
+        r = client.get("/matches", params={"agent_id": raw})
+        assert r.status_code == 404, raw
+        assert "<script>alert" not in r.text
+        assert "No such agent" in r.text
+    assert page(client, "/matches").by_id("matches") is not None  # the unfiltered list
+
+
+def test_a_long_record_links_to_the_longer_list(api: Api) -> None:
+    s = seed(api.session_factory, matches=16)
+    alpha = s.agent_ids[0]
+    doc = page(api.client, f"/agents/{alpha}")
+    assert len(doc.by_id("results-matches").find("tbody").find_all("tr")) == 15
+    links = [a.get("href") for a in doc.by_id("results-h").parent.find_all("a")]
+    assert f"/matches?agent_id={alpha}" in links
+    longer = page(api.client, f"/matches?agent_id={alpha}").by_id("results-matches")
+    assert len(longer.find("tbody").find_all("tr")) == 16 + 1  # and the failed challenge
