@@ -9,6 +9,7 @@ it is).  Screenshots go to artifacts/screenshots/.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from helpers.browser import LiveServer, Pages, require_browser, screenshot
 
 from cow006_platform import db
 from cow006_platform.models import Agent, AgentVersion, LadderEntry, User, VersionStatus
+from cow006_platform.web.routes import number, percent
 
 pytestmark = pytest.mark.slow
 
@@ -72,6 +74,33 @@ def _check_in_view(page: Any, alice_agents: set[int] | None) -> list[dict[str, A
     return rows
 
 
+def test_ladder_js_draws_the_rows_the_server_drew(pages: Pages, live_server: LiveServer) -> None:
+    """The redrawn board (rank change, the new columns) reads exactly as the server's: the
+    same markup, compared while the board stood still (a match may finish meanwhile)."""
+    path = f"/ladders/{live_server.seeded.ladder_id}?refresh=1"
+    rows_js = (
+        "() => [...document.querySelectorAll('#leaderboard tbody tr')].map(tr => tr.innerHTML)"
+    )
+
+    def norm(rows: list[str]) -> list[str]:
+        return [re.sub(r">\s+<", "><", " ".join(h.split())) for h in rows]
+
+    plain = pages.open(path, javascript=False)
+    page = pages.open(path)
+    for _ in range(5):
+        plain.reload()
+        served = norm(plain.evaluate(rows_js))
+        stamp = page.get_attribute("#leaderboard", "data-updated")
+        page.wait_for_function(
+            "t => document.getElementById('leaderboard').dataset.updated !== t", arg=stamp
+        )
+        drawn = norm(page.evaluate(rows_js))
+        plain.reload()
+        if norm(plain.evaluate(rows_js)) == served:
+            break
+    assert len(served) == 4 and drawn == served
+
+
 def test_rank_and_conservative_rating_in_view_at_phone_width(
     pages: Pages, live_server: LiveServer
 ) -> None:
@@ -105,3 +134,20 @@ def test_rank_and_conservative_rating_in_view_at_phone_width(
     place = agent.locator("#results-matches tbody tr td.place").first.bounding_box()
     assert place is not None and place["x"] + place["width"] <= WIDTH
     screenshot(agent, "results-phone-agent")
+
+
+def test_the_scripts_round_numbers_as_the_server_does(pages: Pages) -> None:
+    """A tie goes to the even digit in both (12.125 -> 12.12, 12.5 % -> 12 %)."""
+    page = pages.open("/")
+    values = [12.125, 0.125, -0.125, 2.675, 1.005, 0.0, -3.5, 13.4949, 25.0 / 3, 7.0 / 8, -0.001]
+    values += [1e-7, 123.456, 0.25, 0.75, 2.5, 0.05]
+    rates = [0.125, 0.135, 0.5, 1 / 3, 0.005, 0.015, 0.0, 1.0, 0.625, 0.145]
+    got = page.evaluate(
+        "([vs, rs]) => [vs.map(v => Cow.num(v)), vs.map(v => Cow.num(v, 1)), rs.map(Cow.percent)]",
+        [values, rates],
+    )
+    assert got == [
+        [number(v) for v in values],
+        [number(v, 1) for v in values],
+        [percent(r) for r in rates],
+    ]
