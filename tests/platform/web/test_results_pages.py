@@ -10,6 +10,7 @@ and rating history on a seeded arena (``helpers.web.seed``), on SQLite and Postg
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -20,7 +21,7 @@ from helpers.web import Node, Seeded, parse_html, seed
 from cow006 import Agent, View, bots, play_match
 from cow006_platform import db, results
 from cow006_platform.models import MatchKind
-from cow006_platform.web.routes import ordinal, signed, when
+from cow006_platform.web.routes import STATIC, ordinal, signed, when
 
 
 class Faulty(Agent):
@@ -320,3 +321,21 @@ def test_a_long_record_links_to_the_longer_list(api: Api) -> None:
     assert f"/matches?agent_id={alpha}" in links
     longer = page(api.client, f"/matches?agent_id={alpha}").by_id("results-matches")
     assert len(longer.find("tbody").find_all("tr")) == 16 + 1  # and the failed challenge
+
+
+def _luminance(hexa: str) -> float:
+    channels = [int(hexa[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_text_on_the_owners_tint_is_4_5_to_1() -> None:
+    """Every text colour a highlighted row holds (names, links, badges, the rank change)
+    reads at WCAG AA on its tint, computed from app.css itself."""
+    css = (STATIC / "app.css").read_text(encoding="utf-8")
+    tint = re.search(r"tr\.mine > td \{\s*background: (#[0-9a-f]{6});", css)
+    assert tint is not None
+    root = dict(re.findall(r"(--[\w-]+): (#[0-9a-f]{6});", css))
+    for name in ("--ink", "--muted", "--link", "--ok", "--bad", "--warn"):
+        hi, lo = sorted((_luminance(root[name]), _luminance(tint.group(1))), reverse=True)
+        assert (hi + 0.05) / (lo + 0.05) >= 4.5, name
