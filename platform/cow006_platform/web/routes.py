@@ -11,8 +11,8 @@ the cookie), the replay viewer, and uploading.  Pages read their data from the q
 rating history and rivals).
 
 Pages: ``/``, ``/ladders/{id}``, ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}``,
-``/matches``, ``/users/{id}``, ``/upload``, ``/login``, ``/guide``; static files under
-``/static/``.  See docs/web.md.
+``/matches`` (``?agent_id=N``: one agent's results, centred on it), ``/users/{id}``,
+``/upload``, ``/login``, ``/guide``; static files under ``/static/``.  See docs/web.md.
 """
 
 from __future__ import annotations
