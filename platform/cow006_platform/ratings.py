@@ -190,12 +190,13 @@ def board_ranks(session: Session, ladder: Ladder, version_ids: Sequence[int]) ->
     """The leaderboard rank now of each of ``version_ids`` that its agent's active entry plays
     in ``ladder`` (the board's order: ``crud.ladders``, mu - 3 sigma, then earlier entries).
 
-    One read of the ladder's entries (their ids and conservative ratings, no names), under
+    One query over the ladder's entries (their ids and conservative ratings, no names), under
     the ladder's lock in ``apply_match``: a place stored as it was before a match, so that the
     board shows the rank change without any history read per request."""
     key = func.coalesce(Rating.conservative, conservative(ladder.mu, ladder.sigma))
-    rows = session.execute(
-        select(LadderEntry.version_id)
+    place = func.row_number().over(order_by=(key.desc(), LadderEntry.id))
+    board = (
+        select(LadderEntry.version_id.label("version_id"), place.label("rank"))
         .join(Agent, Agent.id == LadderEntry.agent_id)
         .outerjoin(
             Rating,
@@ -207,10 +208,13 @@ def board_ranks(session: Session, ladder: Ladder, version_ids: Sequence[int]) ->
             LadderEntry.active.is_(True),
             Agent.disabled.is_(False),
         )
-        .order_by(key.desc(), LadderEntry.id)
-    ).scalars()
-    wanted = set(version_ids)
-    return {vid: rank for rank, vid in enumerate(rows, 1) if vid in wanted}
+        .subquery()
+    )
+    # Ranked in SQL, only the seats' rows sent back (not the whole board).
+    rows = session.execute(
+        select(board.c.version_id, board.c.rank).where(board.c.version_id.in_(list(version_ids)))
+    )
+    return {int(vid): int(rank) for vid, rank in rows}
 
 
 def rerate(session: Session, ladder_id: int) -> int:
