@@ -365,7 +365,8 @@ def agent_results(session: Session, agent_id: int, limit: int, more: int = 0) ->
                 {
                     "match": m,
                     "seat": p,
-                    "of": len(m.participants),
+                    # the log's players: a validation match keeps one seat (the version's)
+                    "of": len(m.scores) if m.scores else len(m.participants),
                     "delta": changes.get((m.id, p.version_id)),
                     "several": len(mine) > 1,
                 }
