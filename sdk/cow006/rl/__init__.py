@@ -1,0 +1,40 @@
+"""Reinforcement learning on Корова 006: PettingZoo and Gymnasium environments (docs/rl.md).
+
+Needs the ``rl`` extra (``pip install 'cow006[rl]'``: numpy, gymnasium, pettingzoo); the rest
+of the SDK, and every bot process, stays standard library only and never imports this.
+
+* ``Cow006ParallelEnv`` (``cow006.rl.env``): PettingZoo parallel, every seat a learner;
+* ``aec_env`` (``cow006.rl.aec``): its AEC view;
+* ``Cow006Env`` (``cow006.rl.gym``): Gymnasium, one learner against cow006 agents;
+* ``BatchEnv`` (``cow006.rl.vector``): N of those stepped together into stacked arrays;
+* ``cow006.rl.obs``: the action layout, the observation vector and the mask.
+"""
+
+from __future__ import annotations
+
+try:
+    import gymnasium as _gymnasium  # noqa: F401
+    import numpy as _numpy  # noqa: F401
+    import pettingzoo as _pettingzoo  # noqa: F401
+except ImportError as exc:  # pragma: no cover - the message is the point
+    raise ImportError(
+        f"cow006.rl needs the rl extra ({exc.name} is missing): pip install 'cow006[rl]'"
+    ) from exc
+
+from .aec import aec_env
+from .env import Cow006ParallelEnv
+from .game import IllegalActionError
+from .gym import Cow006Env
+from .obs import N_ACTIONS, N_OBS, PASS
+from .vector import BatchEnv
+
+__all__ = [
+    "N_ACTIONS",
+    "N_OBS",
+    "PASS",
+    "BatchEnv",
+    "Cow006Env",
+    "Cow006ParallelEnv",
+    "IllegalActionError",
+    "aec_env",
+]
