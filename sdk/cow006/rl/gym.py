@@ -89,6 +89,12 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
                 raise ValueError(
                     f"an opponent is a spec string, an Agent or a factory, not {o!r}"
                 )
+        specs = [o for o in opponents if isinstance(o, str)]
+        if specs:  # a bad spec is one clear AgentLoadError now, not at the first reset
+            from .. import spec
+
+            spec.check([s if ":" in s or s not in bots.names() else f"builtin:{s}" for s in specs],
+                       probe=False)
         self.opponents = list(opponents)
         self.n_players = n
         self.seat = seat
