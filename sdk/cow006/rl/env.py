@@ -71,7 +71,11 @@ class Cow006ParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo has no
     illegal one.
     """
 
-    metadata: dict[str, Any] = {"name": "cow006_v0", "render_modes": [], "is_parallelizable": True}
+    metadata: dict[str, Any] = {  # noqa: RUF012  # PettingZoo's attribute
+        "name": "cow006_v0",
+        "render_modes": [],
+        "is_parallelizable": True,
+    }
 
     def __init__(
         self,
@@ -117,9 +121,7 @@ class Cow006ParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo has no
 
     def step(
         self, actions: dict[str, Any]
-    ) -> tuple[
-        dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]
-    ]:
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
         game = self.game
         if game is None or game.over:
             raise RuntimeError("the match is over (or not started): call reset()")
@@ -137,7 +139,7 @@ class Cow006ParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo has no
         if done:
             self._last_log = game.log
         observations, infos = self._observe()
-        terminations = dict.fromkeys(self.agents, done)
+        terminations: dict[str, bool] = dict.fromkeys(self.agents, done)
         truncations = dict.fromkeys(self.agents, False)
         if done:
             self.agents = []

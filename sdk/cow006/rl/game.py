@@ -18,6 +18,7 @@ Standard library only: the observation and the spaces (numpy) are ``cow006.rl.ob
 
 from __future__ import annotations
 
+import operator
 import random
 from collections.abc import Sequence
 from typing import Literal
@@ -120,7 +121,9 @@ class Game:
     # -- the match's course -----------------------------------------------------------------
     def _resolve(self, order: list[int], row: int) -> None:
         st = self.state
-        takes: list[Take] = engine.resolve(st, order, (lambda seat, card: row) if row >= 0 else None)
+        takes: list[Take] = engine.resolve(
+            st, order, (lambda seat, card: row) if row >= 0 else None
+        )
         for t in takes:
             self.taken[t["seat"]] += sum(HEADS[c] for c in t["cards"])
         assert self._round is not None
@@ -172,9 +175,11 @@ class IllegalActionError(ValueError):
 
 
 def _number(action: object) -> int | None:
+    """The integer ``action`` is (an ``int``, a numpy integer), else None (a float, a text,
+    None: whatever a caller sends is refused, never rounded)."""
     try:
-        return int(action)  # type: ignore[call-overload]  # numpy integers, plain ints
-    except (TypeError, ValueError, OverflowError):
+        return operator.index(action)  # type: ignore[arg-type]  # anything: TypeError
+    except TypeError:
         return None
 
 

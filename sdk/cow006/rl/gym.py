@@ -86,23 +86,24 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
             raise ValueError(f"the learner's seat is 0 to {n - 1}, not {seat!r}")
         for o in opponents:
             if not isinstance(o, str | Agent) and not callable(o):
-                raise ValueError(
-                    f"an opponent is a spec string, an Agent or a factory, not {o!r}"
-                )
+                raise ValueError(f"an opponent is a spec string, an Agent or a factory, not {o!r}")
         specs = [o for o in opponents if isinstance(o, str)]
         if specs:  # a bad spec is one clear AgentLoadError now, not at the first reset
             from .. import spec
 
-            spec.check([s if ":" in s or s not in bots.names() else f"builtin:{s}" for s in specs],
-                       probe=False)
+            spec.check(
+                [s if ":" in s or s not in bots.names() else f"builtin:{s}" for s in specs],
+                probe=False,
+            )
         self.opponents = list(opponents)
         self.n_players = n
         self.seat = seat
         self.name = name
         self.reward_kind: Reward = reward
         self.strict = illegal == "raise"
-        self.observation_space = obs.observation_space()
-        self.action_space = obs.action_space()
+        # gymnasium's Space generics do not spell a Dict's or a Discrete's values
+        self.observation_space = obs.observation_space()  # type: ignore[assignment]
+        self.action_space = obs.action_space()  # type: ignore[assignment]
         self._seeds = Seeds()
         self.game: Game | None = None
         self._agents: list[Agent | None] = []  # by seat; None at the learner's seat
@@ -139,8 +140,8 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         agent_seeds = self._seeds.agent_seeds(n)
         self.game = game = Game(match_seed, names, agent_seeds)
         labels = seat_labels(n)
-        for s, agent in enumerate(agents):
-            if agent is not None:
+        for s, seated in enumerate(agents):
+            if seated is not None:
                 info = MatchInfo(s, n, agent_seeds[s], labels, {})
                 self._notify(s, "on_match_start", info)
         self._round_start()

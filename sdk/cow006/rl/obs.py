@@ -79,7 +79,9 @@ def action_space() -> spaces.Discrete:
     return spaces.Discrete(N_ACTIONS)
 
 
-def encode(view: View, row_phase: bool, out: np.ndarray[Any, Any] | None = None) -> np.ndarray[Any, Any]:
+def encode(
+    view: View, row_phase: bool, out: np.ndarray[Any, Any] | None = None
+) -> np.ndarray[Any, Any]:
     """The observation vector of ``view`` (written into ``out`` if given, else a new array).
 
     ``row_phase``: the view is the row seat's in the row phase (``view.card`` set).

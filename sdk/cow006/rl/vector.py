@@ -45,7 +45,9 @@ class BatchEnv:
             infos.append(info if self.with_infos else {})
         return self.observations, self.masks, infos
 
-    def step(self, actions: Any) -> tuple[
+    def step(
+        self, actions: Any
+    ) -> tuple[
         np.ndarray[Any, Any],
         np.ndarray[Any, Any],
         np.ndarray[Any, Any],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 rl = pytest.importorskip(
@@ -16,17 +18,16 @@ from cow006.cards import HEADS  # noqa: E402
 from cow006.rl import obs  # noqa: E402
 
 
-def _rollout(env: object, seed: int, sample_seed: int = 0) -> list[object]:
+def _rollout(env: Any, seed: int, sample_seed: int = 0) -> list[object]:
     """Play a whole match with random legal actions; returns what each step gave."""
     rng = np.random.default_rng(sample_seed)
-    observations, _ = env.reset(seed=seed)  # type: ignore[attr-defined]
+    observations, _ = env.reset(seed=seed)
     trace: list[object] = []
-    while env.agents:  # type: ignore[attr-defined]
+    while env.agents:
         actions = {
-            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"])))
-            for a in env.agents  # type: ignore[attr-defined]
+            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"]))) for a in env.agents
         }
-        observations, rewards, terms, truncs, infos = env.step(actions)  # type: ignore[attr-defined]
+        observations, rewards, terms, _, infos = env.step(actions)
         trace.append((actions, rewards, terms, [infos[a]["view"] for a in infos]))
     return trace
 
@@ -60,7 +61,7 @@ def test_heads_rewards_add_up_to_minus_the_scores() -> None:
     env = rl.Cow006ParallelEnv(5)
     trace = _rollout(env, 3)
     totals = dict.fromkeys(env.possible_agents, 0.0)
-    for _, rewards, _, _ in trace:  # type: ignore[misc]
+    for _, rewards, _, _ in trace:
         for a, r in rewards.items():
             totals[a] += r
     assert [-totals[a] for a in env.possible_agents] == env.match_log()["scores"]
@@ -70,11 +71,11 @@ def test_place_rewards_come_at_the_end_from_the_ranks() -> None:
     env = rl.Cow006ParallelEnv(4, reward="place")
     trace = _rollout(env, 5)
     *middle, last = trace
-    assert all(set(r.values()) == {0.0} for _, r, _, _ in middle)  # type: ignore[misc]
+    assert all(set(r.values()) == {0.0} for _, r, _, _ in middle)
     ranks = env.match_log()["ranks"]
-    got = [last[1][a] for a in env.possible_agents]  # type: ignore[index]
+    got = [last[1][a] for a in env.possible_agents]
     assert got == [1.0 - 2.0 * (r - 1) / 3 for r in ranks]
-    assert all(last[2].values())  # type: ignore[index]  # every seat terminates together
+    assert all(last[2].values())  # every seat terminates together
 
 
 def test_the_row_phase_asks_only_the_seat_whose_card_is_below_every_end() -> None:
@@ -97,8 +98,7 @@ def test_the_row_phase_asks_only_the_seat_whose_card_is_below_every_end() -> Non
         else:
             assert asked == env.agents
         actions = {
-            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"])))
-            for a in env.agents
+            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"]))) for a in env.agents
         }
         observations, _, _, _, infos = env.step(actions)
     assert seen_row_phase
@@ -167,8 +167,7 @@ def test_heads_of_the_takes_are_the_rewards_of_their_step() -> None:
     while env.agents:
         turns_before = sum(len(r["turns"]) for r in game.log["rounds"])
         actions = {
-            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"])))
-            for a in env.agents
+            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"]))) for a in env.agents
         }
         observations, rewards, _, _, _ = env.step(actions)
         turns = [t for r in game.log["rounds"] for t in r["turns"]]
