@@ -21,9 +21,9 @@ except ImportError as exc:  # pragma: no cover - the message is the point
         f"cow006.rl needs the rl extra ({exc.name} is missing): pip install 'cow006[rl]'"
     ) from exc
 
+from ._game import IllegalActionError
 from .aec import aec_env
 from .env import Cow006ParallelEnv
-from .game import IllegalActionError
 from .gym import Cow006Env
 from .obs import N_ACTIONS, N_OBS, PASS
 from .vector import BatchEnv

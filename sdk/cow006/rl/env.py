@@ -1,7 +1,7 @@
 """The PettingZoo parallel environment: every seat of a match acts at once, as the game does.
 
 Agents are ``player_0`` .. ``player_{n-1}`` (seat order).  A step is one phase of a turn
-(``cow006.rl.game``): in the play phase every seat plays a card; in the row phase, which
+(``cow006.rl._game``): in the play phase every seat plays a card; in the row phase, which
 comes only when the lowest card of the turn is below every row end, its seat takes a row
 and the others pass.  Every observation holds the vector and the ``action_mask``
 (``cow006.rl.obs``); ``infos[agent]["view"]`` is the raw view (``View.to_dict``).  An episode
@@ -20,14 +20,14 @@ from pettingzoo import ParallelEnv
 from ..cards import MAX_PLAYERS, MIN_PLAYERS
 from ..log import MatchLog
 from . import obs
-from .game import Game, card_of, place_reward, row_of
+from ._game import Game, card_of, place_reward, row_of
 
 Reward = Literal["heads", "place"]
 Illegal = Literal["fallback", "raise"]
-MAX_SEED = 2**63 - 1
+_MAX_SEED = 2**63 - 1
 
 
-def check_options(n_players: int, reward: str, illegal: str) -> None:
+def _check_options(n_players: int, reward: str, illegal: str) -> None:
     """ValueError, in one sentence, for options an environment cannot be made with."""
     if type(n_players) is not int or not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
         raise ValueError(f"a match has {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n_players!r}")
@@ -37,7 +37,7 @@ def check_options(n_players: int, reward: str, illegal: str) -> None:
         raise ValueError(f'illegal is "fallback" or "raise", not {illegal!r}')
 
 
-class Seeds:
+class _Seeds:
     """The environment's randomness: match seeds and agent seeds, from ``reset(seed=...)``."""
 
     def __init__(self) -> None:
@@ -50,7 +50,7 @@ class Seeds:
             if type(seed) is not int and not isinstance(seed, np.integer):
                 raise ValueError(f"a seed is an integer, not {seed!r}")
             seed = int(seed)
-            if not 0 <= seed <= MAX_SEED:
+            if not 0 <= seed <= _MAX_SEED:
                 raise ValueError(f"a seed is in 0 .. 2**63 - 1, not {seed}")
             self.rng.seed(seed)
             return seed
@@ -85,7 +85,7 @@ class Cow006ParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo has no
         illegal: Illegal = "fallback",
         names: list[str] | None = None,
     ) -> None:
-        check_options(n_players, reward, illegal)
+        _check_options(n_players, reward, illegal)
         self.n_players = n_players
         self.reward_kind: Reward = reward
         self.strict = illegal == "raise"
@@ -97,7 +97,7 @@ class Cow006ParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo has no
         self.render_mode = None
         self._spaces = {a: obs.observation_space() for a in self.possible_agents}
         self._actions = {a: obs.action_space() for a in self.possible_agents}
-        self._seeds = Seeds()
+        self._seeds = _Seeds()
         self.game: Game | None = None
         self._last_log: MatchLog | None = None
 

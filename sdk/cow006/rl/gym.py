@@ -33,8 +33,8 @@ from .._faults import FaultKind
 from .._runner import seat_labels
 from ..log import MatchLog
 from . import obs
-from .env import Illegal, Reward, Seeds, check_options
-from .game import Game, card_of, place_reward, row_of
+from ._game import Game, card_of, place_reward, row_of
+from .env import Illegal, Reward, _check_options, _Seeds
 
 Opponent = str | Agent | Callable[[], Agent]
 
@@ -81,7 +81,7 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         name: str = "learner",
     ) -> None:
         n = len(opponents) + 1
-        check_options(n, reward, illegal)
+        _check_options(n, reward, illegal)
         if type(seat) is not int or not 0 <= seat < n:
             raise ValueError(f"the learner's seat is 0 to {n - 1}, not {seat!r}")
         for o in opponents:
@@ -104,7 +104,7 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         # gymnasium's Space generics do not spell a Dict's or a Discrete's values
         self.observation_space = obs.observation_space()  # type: ignore[assignment]
         self.action_space = obs.action_space()  # type: ignore[assignment]
-        self._seeds = Seeds()
+        self._seeds = _Seeds()
         self.game: Game | None = None
         self._agents: list[Agent | None] = []  # by seat; None at the learner's seat
         self._owned: list[Agent] = []  # what close() must close

@@ -20,7 +20,7 @@ from hypothesis import strategies as st  # noqa: E402
 from cow006 import log as match_log  # noqa: E402
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     n_players=st.integers(2, 10),
     seed=st.integers(0, 2**63 - 1),

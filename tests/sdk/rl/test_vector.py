@@ -12,11 +12,11 @@ import numpy as np  # noqa: E402
 
 from cow006 import log as match_log  # noqa: E402
 
-OPPONENTS = ("builtin:greedy", "builtin:random", "builtin:safe")
+OPPONENTS = ("builtin:greedy", "builtin:random", "builtin:lowest")
 
 
 def test_the_batch_plays_what_n_single_environments_play() -> None:
-    n, seed, steps = 4, 100, 400  # long enough for every environment to finish a match
+    n, seed, steps = 4, 100, 200  # long enough for every environment to finish a match
     batch = rl.BatchEnv(n, opponents=OPPONENTS, seat=1)
     singles = [rl.Cow006Env(OPPONENTS, seat=1) for _ in range(n)]
     observations, masks, _ = batch.reset(seed=seed)
