@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -42,4 +43,4 @@ def test_the_observation_table_is_the_codes_offsets() -> None:
         obs.PRESENT,
         obs.MISC,
     ]
-    assert all(a + b == c for (a, b), (c, _) in zip(offsets, offsets[1:], strict=False))
+    assert all(a + b == c for (a, b), (c, _) in itertools.pairwise(offsets))
