@@ -28,8 +28,8 @@ import numpy as np
 
 from .. import bots
 from .._agent import Agent, MatchInfo
-from .._errors import AgentLoadError
-from .._faults import FaultKind
+from .._errors import AgentLoadError, BotFault, IllegalMoveError, InvalidRowError
+from .._faults import MAX_FAULTS, FaultKind
 from .._runner import seat_labels
 from ..log import MatchLog
 from . import obs
@@ -264,47 +264,69 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         agent = self._agents[seat]
         assert game is not None and agent is not None
         hand = game.hand(seat)
-        if self._faults[seat] < 3:
+        if self._faults[seat] < MAX_FAULTS:
             try:
                 card = agent.play(game.view(seat))
                 if type(card) is int and card in hand:
                     return card
                 self._fault(seat, FaultKind.ILLEGAL_CARD, f"seat {seat} played {card!r}")
-            except Exception as exc:
-                self._fault(seat, FaultKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
+            except (Exception, SystemExit) as exc:
+                self._guard(seat, exc)
         return min(hand)
 
     def _row(self, seat: int) -> int:
         game = self.game
         agent = self._agents[seat]
         assert game is not None and agent is not None
-        if self._faults[seat] < 3 and type(agent).take_row is not Agent.take_row:
+        if self._faults[seat] < MAX_FAULTS and type(agent).take_row is not Agent.take_row:
             try:
                 row = agent.take_row(game.view(seat))
                 if type(row) is int and 0 <= row < 4:
                     return row
                 self._fault(seat, FaultKind.ILLEGAL_ROW, f"seat {seat} chose row {row!r}")
-            except Exception as exc:
-                self._fault(seat, FaultKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
+            except (Exception, SystemExit) as exc:
+                self._guard(seat, exc)
         return game.state.cheapest_row()
 
     def _notify(self, seat: int, hook: str, arg: Any) -> None:
         agent = self._agents[seat] if seat < len(self._agents) else None
-        if agent is None or self._faults[seat] >= 3:
+        if agent is None or self._faults[seat] >= MAX_FAULTS:
             return
         try:
             getattr(agent, hook)(arg)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
+            self._guard(seat, exc)
+
+    def _guard(self, seat: int, exc: BaseException) -> None:
+        """An opponent's error as the runner files it: a bot process's fault (a timeout, a
+        crash...) by its kind, an illegal move, or an in-process agent's exception."""
+        if isinstance(exc, BotFault):
+            self._fault(seat, exc.kind, exc.detail, exc.fatal)
+        elif isinstance(exc, IllegalMoveError):
+            kind = (
+                FaultKind.ILLEGAL_ROW
+                if isinstance(exc, InvalidRowError)
+                else FaultKind.ILLEGAL_CARD
+            )
+            self._fault(seat, kind, str(exc))
+        else:
             self._fault(seat, FaultKind.EXCEPTION, f"{type(exc).__name__}: {exc}")
 
-    def _fault(self, seat: int, kind: FaultKind, detail: str) -> None:
-        """A fault of an opponent: logged; after 3 it only gets fallbacks (as forfeited)."""
+    def _fault(self, seat: int, kind: FaultKind, detail: str, fatal: bool = False) -> None:
+        """A fault of an opponent: logged; after 3 (or a fatal one: a crash) it only gets
+        fallbacks and is listed as forfeited, as the runner forfeits it."""
         game = self.game
         assert game is not None
         game.fault(seat, kind, detail)
-        self._faults[seat] += 1
-        if self._faults[seat] == 3:
+        if self._faults[seat] >= MAX_FAULTS:
+            return
+        self._faults[seat] = MAX_FAULTS if fatal else self._faults[seat] + 1
+        if self._faults[seat] >= MAX_FAULTS:
             game.log["forfeited"].append(seat)
+            close = getattr(self._agents[seat], "forfeit", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    close()
 
     def _close_agents(self) -> None:
         owned, self._owned = self._owned, []

@@ -186,3 +186,17 @@ def test_an_unknown_builtin_or_a_missing_bot_file_is_refused_at_once(tmp_path: P
         rl.Cow006Env(("builtin:nobody",))
     with pytest.raises(AgentLoadError, match=r"no_such_bot\.py"):
         rl.Cow006Env((str(tmp_path / "no_such_bot.py"),))
+
+
+def test_a_bot_file_that_crashes_is_a_crash_fault_and_forfeits(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("import os\n\n\ndef play(view):\n    os._exit(3)\n")
+    env = rl.Cow006Env((str(bot),))
+    try:
+        _play(env, 6)
+    finally:
+        env.close()
+    log = env.match_log()
+    match_log.verify(log)
+    assert [f["kind"] for f in log["faults"]] == ["crash"]
+    assert log["forfeited"] == [1]
