@@ -13,7 +13,7 @@ of the SDK, and every bot process, stays standard library only and never imports
 from __future__ import annotations
 
 try:
-    import gymnasium as _gymnasium  # noqa: F401
+    import gymnasium as _gymnasium
     import numpy as _numpy  # noqa: F401
     import pettingzoo as _pettingzoo  # noqa: F401
 except ImportError as exc:  # pragma: no cover - the message is the point
@@ -28,7 +28,13 @@ from .gym import Cow006Env
 from .obs import N_ACTIONS, N_OBS, PASS
 from .vector import BatchEnv
 
+# ``gymnasium.make("cow006/Cow006-v0", opponents=...)``: the single-agent environment by id.
+ENV_ID = "cow006/Cow006-v0"
+if ENV_ID not in _gymnasium.registry:
+    _gymnasium.register(id=ENV_ID, entry_point="cow006.rl.gym:Cow006Env")
+
 __all__ = [
+    "ENV_ID",
     "N_ACTIONS",
     "N_OBS",
     "PASS",

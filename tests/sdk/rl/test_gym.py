@@ -200,3 +200,13 @@ def test_a_bot_file_that_crashes_is_a_crash_fault_and_forfeits(tmp_path: Path) -
     match_log.verify(log)
     assert [f["kind"] for f in log["faults"]] == ["crash"]
     assert log["forfeited"] == [1]
+
+
+def test_gymnasium_make_knows_the_environment_by_its_id() -> None:
+    import gymnasium
+
+    env = gymnasium.make(rl.ENV_ID, opponents=("builtin:greedy",) * 2, reward="place")
+    _play(env, 3)
+    log = env.unwrapped.match_log()
+    match_log.verify(log)
+    assert len(log["players"]) == 3
