@@ -31,7 +31,9 @@ from .._agent import Agent, MatchInfo
 from .._errors import AgentLoadError, BotFault, IllegalMoveError, InvalidRowError
 from .._faults import MAX_FAULTS, FaultKind
 from .._runner import seat_labels
+from ..host import RemoteAgent
 from ..log import MatchLog
+from ..sandbox import Sandbox, log_entry
 from . import obs
 from ._game import Game, card_of, place_reward, row_of
 from .env import Illegal, Reward, _check_options, _Seeds
@@ -39,7 +41,7 @@ from .env import Illegal, Reward, _check_options, _Seeds
 Opponent = str | Agent | Callable[[], Agent]
 
 
-def _make(opponent: Opponent) -> tuple[Agent, bool]:
+def _make(opponent: Opponent, sandbox: Sandbox | None) -> tuple[Agent, bool]:
     """A fresh agent for one match, and whether it is the environment's to close."""
     if isinstance(opponent, Agent):
         return opponent, False
@@ -48,7 +50,7 @@ def _make(opponent: Opponent) -> tuple[Agent, bool]:
             return bots.make(opponent), True
         from .. import spec  # host side: bot processes
 
-        agent = spec.resolve(opponent)
+        agent = spec.resolve(opponent, sandbox=sandbox)
         start = getattr(agent, "start", None)
         if callable(start):
             start()
@@ -79,6 +81,7 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         reward: Reward = "heads",
         illegal: Illegal = "fallback",
         name: str = "learner",
+        sandbox: Sandbox | None = None,
     ) -> None:
         n = len(opponents) + 1
         _check_options(n, reward, illegal)
@@ -99,6 +102,9 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         self.n_players = n
         self.seat = seat
         self.name = name
+        # Bot files run as bare processes (``cow006 match --no-sandbox``: your own bots) unless
+        # a sandbox is given (``cow006.sandbox.Sandbox()``, docs/sandbox.md).
+        self.sandbox = sandbox
         self.reward_kind: Reward = reward
         self.strict = illegal == "raise"
         # gymnasium's Space generics do not spell a Dict's or a Discrete's values
@@ -130,7 +136,7 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
                 names.append(self.name)
                 continue
             opponent = next(others)
-            agent, owned = _make(opponent)
+            agent, owned = _make(opponent, self.sandbox)
             if owned:
                 self._owned.append(agent)
             agents.append(agent)
@@ -139,6 +145,8 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
         self._faults = [0] * n
         agent_seeds = self._seeds.agent_seeds(n)
         self.game = game = Game(match_seed, names, agent_seeds)
+        if any(isinstance(a, RemoteAgent) for a in agents):  # what isolated them, as spec.play
+            game.log["sandbox"] = log_entry(self.sandbox)
         labels = seat_labels(n)
         for s, seated in enumerate(agents):
             if seated is not None:

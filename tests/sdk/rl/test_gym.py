@@ -143,6 +143,7 @@ def test_a_bot_file_plays_in_its_own_process(tmp_path: Path) -> None:
     match_log.verify(log)
     assert log["faults"] == []
     assert log["players"][1]["agent"] == str(bot)
+    assert log["sandbox"] is False
 
 
 def test_the_learner_is_asked_its_row_when_its_card_is_below_every_end() -> None:
@@ -210,3 +211,22 @@ def test_gymnasium_make_knows_the_environment_by_its_id() -> None:
     log = env.unwrapped.match_log()
     match_log.verify(log)
     assert len(log["players"]) == 3
+
+
+@pytest.mark.slow
+def test_a_bot_file_plays_in_the_sandbox_when_one_is_given(
+    tmp_path: Path, sandbox_works: None
+) -> None:
+    from cow006.sandbox import Sandbox
+
+    bot = tmp_path / "bot.py"
+    bot.write_text("def play(view):\n    return max(view.hand)\n")
+    env = rl.Cow006Env((str(bot),), sandbox=Sandbox())
+    try:
+        _play(env, 10)
+    finally:
+        env.close()
+    log = env.match_log()
+    match_log.verify(log)
+    assert log["faults"] == []
+    assert isinstance(log["sandbox"], dict)
