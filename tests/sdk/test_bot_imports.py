@@ -126,3 +126,23 @@ def test_the_sdk_without_cow006_rl_imports_no_rl_library() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
     assert proc.stdout.decode().strip() == "[]"
+
+
+def test_cow006_rl_without_the_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    """Where numpy is missing (a stand-in here, which raises as a missing module does),
+    ``import cow006.rl`` names it and the command that installs the extra."""
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import cow006.rl"], capture_output=True, timeout=60, env=env
+    )
+    assert proc.returncode == 1
+    last = proc.stderr.decode().strip().splitlines()[-1]
+    assert last == (
+        "ModuleNotFoundError: cow006.rl needs the rl extra (numpy is missing): "
+        "pip install 'cow006[rl]'"
+    )

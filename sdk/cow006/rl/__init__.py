@@ -16,9 +16,10 @@ try:
     import gymnasium as _gymnasium
     import numpy as _numpy  # noqa: F401
     import pettingzoo as _pettingzoo  # noqa: F401
-except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError(
-        f"cow006.rl needs the rl extra ({exc.name} is missing): pip install 'cow006[rl]'"
+except ModuleNotFoundError as exc:  # pragma: no cover - the message is the point
+    raise ModuleNotFoundError(
+        f"cow006.rl needs the rl extra ({exc.name} is missing): pip install 'cow006[rl]'",
+        name=exc.name,
     ) from exc
 
 from ._game import IllegalActionError
