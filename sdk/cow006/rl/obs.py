@@ -89,31 +89,39 @@ def encode(
     v = np.zeros(N_OBS, dtype=np.float32) if out is None else out
     if out is not None:
         v.fill(0.0)
+    # The one-hot blocks as one list of indices and one numpy assignment (a call per block
+    # costs more than the block: every step of every environment makes these).
     hand = view.hand
-    if hand:
-        v[HAND + np.asarray(hand) - 1] = 1.0
-    table = [c for r in view.rows for c in r]
-    v[TABLE + np.asarray(table) - 1] = 1.0
-    seen = view.seen().difference(hand)
-    if seen:
-        v[SEEN + np.fromiter(seen, dtype=np.int64, count=len(seen)) - 1] = 1.0
-    if view.current:
-        v[CURRENT + np.asarray(view.current) - 1] = 1.0
-    for i, r in enumerate(view.rows):
-        base = ROWS + 3 * i
-        v[base] = r[-1] / DECK_SIZE
-        v[base + 1] = len(r) / ROW_LIMIT
-        v[base + 2] = sum(HEADS[c] for c in r) / ROW_HEADS
+    rows = view.rows
+    table = [c for r in rows for c in r]
+    seen = set(table)
+    seen.update(view.starters)
+    for turn in view.revealed:
+        seen.update(turn)
+    current = view.current or ()
+    seen.update(current)
+    seen.difference_update(hand)
+    ones = [HAND - 1 + c for c in hand]
+    ones += [TABLE - 1 + c for c in table]
+    ones += [SEEN - 1 + c for c in seen]
+    ones += [CURRENT - 1 + c for c in current]
+    v[ones] = 1.0
+    features: list[float] = []
+    for r in rows:
+        features += (
+            r[-1] / DECK_SIZE,
+            len(r) / ROW_LIMIT,
+            sum(map(HEADS.__getitem__, r)) / ROW_HEADS,
+        )
+    v[ROWS:SCORES] = features
     n = view.n_players
-    order = [(view.seat + k) % n for k in range(n)]  # the observing seat first
+    seat = view.seat
+    order = [*range(seat, n), *range(seat)]  # the observing seat first
     scores, penalties = view.scores, view.penalties
-    v[SCORES : SCORES + n] = [scores[s] / END_SCORE for s in order]
-    v[PENALTIES : PENALTIES + n] = [penalties[s] / END_SCORE for s in order]
-    np.minimum(v[SCORES:PRESENT], SCORE_HIGH, out=v[SCORES:PRESENT])
+    v[SCORES : SCORES + n] = [min(scores[s] / END_SCORE, SCORE_HIGH) for s in order]
+    v[PENALTIES : PENALTIES + n] = [min(penalties[s] / END_SCORE, SCORE_HIGH) for s in order]
     v[PRESENT : PRESENT + n] = 1.0
-    v[MISC] = view.turn / 10
-    v[MISC + 1] = min(view.round, 20) / 20
-    v[MISC + 2] = n / MAX_PLAYERS
+    v[MISC : MISC + 3] = (view.turn / 10, min(view.round, 20) / 20, n / MAX_PLAYERS)
     if row_phase:
         v[MISC + 3] = 1.0
         v[MISC + 4] = (view.card or 0) / DECK_SIZE
