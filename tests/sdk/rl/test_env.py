@@ -176,3 +176,31 @@ def test_heads_of_the_takes_are_the_rewards_of_their_step() -> None:
             for t in turn["takes"]:
                 expected[t["seat"]] += sum(HEADS[c] for c in t["cards"])
         assert [-rewards[a] for a in env.possible_agents] == expected
+
+
+def test_every_seat_playing_as_lowest_makes_the_runners_log() -> None:
+    """Seats that play as ``builtin:lowest`` does make the log the runner makes of them."""
+    from cow006 import View, play_match
+    from cow006.bots import make
+
+    env = rl.Cow006ParallelEnv(5)
+    _, infos = env.reset(seed=31)
+    while env.agents:
+        actions = {}
+        for a in env.agents:
+            view = View.from_dict(infos[a]["view"])
+            if not infos[a]["asked"]:
+                actions[a] = obs.PASS
+            elif infos[a]["phase"] == "row":
+                actions[a] = 104 + view.cheapest_row()
+            else:
+                actions[a] = min(view.hand) - 1
+        _, _, _, _, infos = env.step(actions)
+    log = env.match_log()
+    again = play_match(
+        [make("lowest") for _ in range(5)],
+        31,
+        names=env.possible_agents,
+        agent_seeds=log["agent_seeds"],
+    )
+    assert again == log

@@ -230,3 +230,26 @@ def test_a_bot_file_plays_in_the_sandbox_when_one_is_given(
     match_log.verify(log)
     assert log["faults"] == []
     assert isinstance(log["sandbox"], dict)
+
+
+@pytest.mark.parametrize("seed", [0, 17, 2**40])
+def test_the_environment_plays_the_runners_match(seed: int) -> None:
+    """A learner that plays as ``builtin:lowest`` does (its lowest card, the cheapest row)
+    makes the very log the runner makes of that match, from the log's seed and agent seeds:
+    the environment asks the opponents, deals and places exactly as the runner does."""
+    from cow006 import play_match
+    from cow006.bots import make
+
+    opponents = ("builtin:random", "builtin:greedy", "builtin:safe")
+    env = rl.Cow006Env(opponents, seat=1)
+    _, info = env.reset(seed=seed)
+    done = False
+    while not done:
+        view = View.from_dict(info["view"])
+        action = 104 + view.cheapest_row() if info["phase"] == "row" else min(view.hand) - 1
+        _, _, done, _, info = env.step(action)
+    log = env.match_log()
+    seated = [make("random"), make("lowest"), make("greedy"), make("safe")]
+    names = [p["agent"] for p in log["players"]]
+    again = play_match(seated, log["seed"], names=names, agent_seeds=log["agent_seeds"])
+    assert again == log
