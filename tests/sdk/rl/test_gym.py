@@ -153,6 +153,7 @@ def test_the_learner_is_asked_its_row_when_its_card_is_below_every_end() -> None
     done = False
     while not done:
         mask = observation["action_mask"]
+        assert np.array_equal(env.action_masks(), mask)
         if info["phase"] == "row":
             rows_asked += 1
             assert set(np.flatnonzero(mask)) == {104, 105, 106, 107}
