@@ -193,7 +193,7 @@ def card_of(game: Game, seat: int, action: object, strict: bool) -> int:
     detail = f"seat {seat} chose action {action!r}, which plays no card of its hand"
     if strict:
         raise IllegalActionError(detail)
-    game.fault(seat, FaultKind.ILLEGAL_CARD, detail)
+    game.fault(seat, FaultKind.BAD_TYPE if a is None else FaultKind.ILLEGAL_CARD, detail)
     return min(hand)
 
 
@@ -206,7 +206,7 @@ def row_of(game: Game, seat: int, action: object, strict: bool) -> int:
     detail = f"seat {seat} chose action {action!r}, which takes no row (actions 104..107)"
     if strict:
         raise IllegalActionError(detail)
-    game.fault(seat, FaultKind.ILLEGAL_ROW, detail)
+    game.fault(seat, FaultKind.BAD_TYPE if a is None else FaultKind.ILLEGAL_ROW, detail)
     return game.state.cheapest_row()
 
 

@@ -277,7 +277,13 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
                 card = agent.play(game.view(seat))
                 if type(card) is int and card in hand:
                     return card
-                self._fault(seat, FaultKind.ILLEGAL_CARD, f"seat {seat} played {card!r}")
+                # the runner's two faults: not an integer, or not a card of the hand
+                if type(card) is not int:
+                    detail = f"seat {seat} played {card!r}, which is not an integer"
+                    self._fault(seat, FaultKind.BAD_TYPE, detail)
+                else:
+                    detail = f"seat {seat} played {card!r}, which is not a card in its hand"
+                    self._fault(seat, FaultKind.ILLEGAL_CARD, detail)
             except (Exception, SystemExit) as exc:
                 self._guard(seat, exc)
         return min(hand)
@@ -291,7 +297,12 @@ class Cow006Env(gymnasium.Env[dict[str, np.ndarray[Any, Any]], int]):
                 row = agent.take_row(game.view(seat))
                 if type(row) is int and 0 <= row < 4:
                     return row
-                self._fault(seat, FaultKind.ILLEGAL_ROW, f"seat {seat} chose row {row!r}")
+                if type(row) is not int:
+                    detail = f"seat {seat} chose row {row!r}, which is not an integer"
+                    self._fault(seat, FaultKind.BAD_TYPE, detail)
+                else:
+                    detail = f"seat {seat} chose row {row!r}; rows are 0 to 3"
+                    self._fault(seat, FaultKind.ILLEGAL_ROW, detail)
             except (Exception, SystemExit) as exc:
                 self._guard(seat, exc)
         return game.state.cheapest_row()

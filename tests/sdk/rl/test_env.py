@@ -124,7 +124,9 @@ def test_an_illegal_action_is_a_logged_fault_and_the_fallback_is_played() -> Non
     while env.agents:
         env.step({"player_1": "<script>"})
     match_log.verify(env.match_log())
-    assert {f["seat"] for f in env.match_log()["faults"]} == {0, 1}
+    faults = env.match_log()["faults"]
+    assert {f["seat"] for f in faults} == {0, 1}
+    assert {f["kind"] for f in faults if f["seat"] == 1} <= {"bad_type"}
 
 
 def test_illegal_raise_refuses_an_action_the_mask_does_not_allow() -> None:

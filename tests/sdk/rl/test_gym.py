@@ -254,3 +254,27 @@ def test_the_environment_plays_the_runners_match(seed: int) -> None:
     names = [p["agent"] for p in log["players"]]
     again = play_match(seated, log["seed"], names=names, agent_seeds=log["agent_seeds"])
     assert again == log
+
+
+class Hostile(Agent):
+    """Answers a long text with a NUL and a lone surrogate instead of a card or a row."""
+
+    def play(self, view: View) -> Any:
+        return "<script>\x00\ud800" * 10_000
+
+    def take_row(self, view: View) -> Any:
+        return -1
+
+
+def test_a_hostile_opponents_answers_are_bounded_clean_faults() -> None:
+    env = rl.Cow006Env((Hostile(),))
+    _play(env, 12)
+    log = env.match_log()
+    match_log.verify(log)
+    kinds = [f["kind"] for f in log["faults"]]  # as the runner files them
+    assert len(kinds) == 3 and kinds[0] == "bad_type" and set(kinds) <= {"bad_type", "illegal_row"}
+    for f in log["faults"]:
+        assert len(f["detail"]) <= 600
+        assert "\x00" not in f["detail"] and "\ud800" not in f["detail"]
+    match_log.dumps(log).encode("utf-8")  # a log that is valid UTF-8 JSON
+    assert log["forfeited"] == [1]
