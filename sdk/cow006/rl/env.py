@@ -20,7 +20,7 @@ from pettingzoo import ParallelEnv
 from ..cards import MAX_PLAYERS, MIN_PLAYERS
 from ..log import MatchLog
 from . import obs
-from ._game import Game, card_of, place_reward, row_of
+from ._game import Game, IllegalActionError, card_of, place_reward, row_of
 
 Reward = Literal["heads", "place"]
 Illegal = Literal["fallback", "raise"]
@@ -133,6 +133,13 @@ class Cow006ParallelEnv(ParallelEnv):  # type: ignore[misc]  # pettingzoo has no
             game.play(cards)
         else:
             agent = self.possible_agents[game.row_seat]
+            if self.strict:  # the others may only pass (or send nothing): their masks say so
+                for other, action in actions.items():
+                    if other != agent and action is not None and action != obs.PASS:
+                        raise IllegalActionError(
+                            f"{other} chose action {action!r} in a row phase: only "
+                            f"{agent} takes a row, the others pass ({obs.PASS})"
+                        )
             game.take(row_of(game, game.row_seat, actions.get(agent), self.strict))
         rewards = self._rewards(game)
         done = game.over

@@ -206,3 +206,19 @@ def test_every_seat_playing_as_lowest_makes_the_runners_log() -> None:
         agent_seeds=log["agent_seeds"],
     )
     assert again == log
+
+
+def test_illegal_raise_refuses_a_card_from_a_seat_that_must_pass() -> None:
+    env = rl.Cow006ParallelEnv(4, illegal="raise")
+    observations, infos = env.reset(seed=11)
+    rng = np.random.default_rng(1)
+    while infos["player_0"]["phase"] != "row":
+        actions = {
+            a: int(rng.choice(np.flatnonzero(observations[a]["action_mask"]))) for a in env.agents
+        }
+        observations, _, _, _, infos = env.step(actions)
+    other = next(a for a in env.agents if not infos[a]["asked"])
+    actions = {a: obs.PASS for a in env.agents}
+    actions[other] = 3
+    with pytest.raises(rl.IllegalActionError, match=r"only player_\d takes a row"):
+        env.step(actions)
