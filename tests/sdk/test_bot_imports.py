@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,39 @@ def test_the_list_matches_a_plain_import_of_the_bot_side(tmp_path: Path) -> None
     got = set(_imported([python, "-I", "-S", "-B", "-c", code], str(tmp_path))) - interpreter
     assert got <= set(BOT_SIDE), sorted(got - set(BOT_SIDE))
     assert os.path.basename(python).startswith("python")
+
+
+# The rl extra's libraries (cow006.rl): never imported by the SDK unless cow006.rl is.
+RL_LIBRARIES = ("numpy", "gymnasium", "pettingzoo")
+
+
+def test_the_sdk_without_cow006_rl_imports_no_rl_library() -> None:
+    """``import cow006`` and the host-side modules stay standard library only (bot side: the
+    tests above), whether or not the rl extra is installed."""
+    code = (
+        "import sys, cow006, cow006.engine, cow006.log, cow006.spec, cow006.bots, cow006.host\n"
+        "cow006.Agent, cow006.play_match, cow006.verify\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {RL_LIBRARIES!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60, check=True)
+    assert proc.stdout.decode().strip() == "[]"
+
+
+def test_cow006_rl_without_the_extra_says_how_to_install_it(tmp_path: Path) -> None:
+    """Where numpy is missing (a stand-in here, which raises as a missing module does),
+    ``import cow006.rl`` names it and the command that installs the extra."""
+    fake = tmp_path / "numpy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import cow006.rl"], capture_output=True, timeout=60, env=env
+    )
+    assert proc.returncode == 1
+    last = proc.stderr.decode().strip().splitlines()[-1]
+    assert last == (
+        "ModuleNotFoundError: cow006.rl needs the rl extra (numpy is missing): "
+        "pip install 'cow006[rl]'"
+    )
