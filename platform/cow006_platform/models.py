@@ -63,7 +63,7 @@ def _enum(cls: type[enum.Enum]) -> Enum:
 VersionStatus = enum.StrEnum("VersionStatus", "pending active rejected")
 LadderState = enum.StrEnum("LadderState", "open paused closed")
 LeagueState = enum.StrEnum("LeagueState", "scheduled running finished")
-MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation")
+MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation play")
 EvaluationDecision = enum.StrEnum("EvaluationDecision", "promoted discarded")
 MatchStatus = enum.StrEnum("MatchStatus", "queued running finished failed")
 
@@ -449,6 +449,32 @@ class MatchSeat(Base):
 
     match: Mapped[Match] = relationship(back_populates="seats")
     version: Mapped[AgentVersion] = relationship()
+
+
+class Play(Base):
+    """A person's seat at a match against bots (``MatchKind.play``): the decision the match
+    waits for, and the person's answer.
+
+    The worker's ``HumanSeat`` writes ``pending`` (the seat's view as ``View.to_dict``, with
+    what is asked: ``"card"`` or ``"row"``) under a new ``decision`` number and polls for an
+    ``answer`` to that number until ``deadline``; the API writes the answer once, checked
+    against ``pending``.  The match row is a normal one (unrated, its log stored as any).
+    """
+
+    __tablename__ = "plays"
+    __table_args__ = (Index("ix_plays_user", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), unique=True)
+    seat: Mapped[int] = mapped_column(Integer)  # the person's seat at the match
+    decision: Mapped[int] = mapped_column(Integer, default=0)  # decisions asked so far
+    asked: Mapped[str | None] = mapped_column(String(8), default=None)  # "card", "row", None
+    pending: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    answer: Mapped[int | None] = mapped_column(Integer, default=None)  # to ``decision``
+    missed: Mapped[int] = mapped_column(Integer, default=0)  # decisions left to the deadline
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class MatchLog(Base):
