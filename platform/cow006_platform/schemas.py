@@ -623,7 +623,8 @@ class PlayMove(BaseModel):
     """The caller's answer to the decision asked: a ``card`` of the hand, or a ``row`` 0..3
     to take; ``decision`` (optional) is the number of the decision answered."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Strict: "5" is not a card.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     card: int | None = Field(None, ge=1, le=104)
     row: int | None = Field(None, ge=0, le=3)
