@@ -6,11 +6,11 @@ as it does; tests/workers/test_human.py plays whole matches through the real wor
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from helpers.api import Api
+from helpers.plays import ask as _ask
 from sqlalchemy import select
 
 from cow006_platform import db
@@ -23,7 +23,6 @@ from cow006_platform.models import (
     MatchStatus,
     Play,
     VersionStatus,
-    utcnow,
 )
 from cow006_platform.tasknames import PLAY_QUEUE, queue_for_match
 
@@ -38,35 +37,6 @@ def _start(api: Api, headers: dict[str, str], **body: Any) -> dict[str, Any]:
     )
     assert r.status_code == 201, r.text
     return dict(r.json())
-
-
-def _ask(api: Api, play_id: int, asked: str, hand: list[int]) -> int:
-    """Write a decision to the play as the worker's HumanSeat does; its number."""
-    with db.session_scope(api.session_factory) as s:
-        play = s.get(Play, play_id)
-        assert play is not None
-        match = s.get(Match, play.match_id)
-        assert match is not None
-        match.status = MatchStatus.running
-        play.decision += 1
-        play.asked = asked
-        play.answer = None
-        play.pending = {
-            "seat": play.seat,
-            "hand": hand,
-            "rows": [[1], [2], [3], [4]],
-            "scores": [0, 0, 0],
-            "penalties": [0, 0, 0],
-            "revealed": [],
-            "starters": [1, 2, 3, 4],
-            "round": 0,
-            "turn": 0,
-            "n_players": 3,
-            "time_left": None,
-            "asked": asked,
-        }
-        play.deadline = utcnow() + timedelta(seconds=120)
-        return play.decision
 
 
 def test_a_play_is_a_queued_unrated_match_with_the_person_at_one_seat(api: Api) -> None:
@@ -178,7 +148,7 @@ def test_the_person_answers_the_decision_asked_once(api: Api) -> None:
     url = f"/api/plays/{play['id']}"
     r = api.client.post(f"{url}/move", json={"card": 7}, headers=alice)
     assert r.status_code == 409 and "not waiting" in r.json()["detail"]
-    number = _ask(api, play["id"], "card", [7, 30, 99])
+    number = _ask(api.session_factory, play["id"], "card", [7, 30, 99])
     state = api.client.get(url, headers=alice).json()
     assert state["asked"] == "card" and state["view"]["hand"] == [7, 30, 99]
     assert state["decision"] == number and 0 < state["seconds_left"] <= 120
@@ -195,7 +165,7 @@ def test_the_person_answers_the_decision_asked_once(api: Api) -> None:
     with db.session_scope(api.session_factory) as s:
         stored = s.get(Play, play["id"])
         assert stored is not None and stored.answer == 30
-    _ask(api, play["id"], "row", [7, 99])
+    _ask(api.session_factory, play["id"], "row", [7, 99])
     r = api.client.post(f"{url}/move", json={"card": 7}, headers=alice)
     assert r.status_code == 400 and "row" in r.json()["detail"]
     assert api.client.post(f"{url}/move", json={"row": 2}, headers=alice).status_code == 200
@@ -209,6 +179,6 @@ def test_the_person_answers_the_decision_asked_once(api: Api) -> None:
 def test_hostile_moves_are_422(api: Api, body: dict[str, Any]) -> None:
     alice = api.user("alice")
     play = _start(api, alice)
-    _ask(api, play["id"], "card", [5])
+    _ask(api.session_factory, play["id"], "card", [5])
     r = api.client.post(f"/api/plays/{play['id']}/move", json=body, headers=alice)
     assert r.status_code == 422, r.text

@@ -3,17 +3,19 @@
 ``router`` serves the pages, by module: ``routes`` (``/`` home, ``/ladders/{id}``,
 ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}`` the replay viewer, ``/matches``,
 ``/users/{id}``, ``/guide``, and the static files under ``/static/``), ``account``
-(``/login``, ``/register``, ``/logout``, ``/upload``) and ``lab`` (``/evaluations``);
+(``/login``, ``/register``, ``/logout``, ``/upload``), ``lab`` (``/evaluations``) and
+``play`` (``/play``: a person against the bots);
 ``create_app`` includes it next to the JSON API.  See docs/web.md.
 """
 
 from fastapi import APIRouter
 
-from . import account, lab, routes
+from . import account, lab, play, routes
 
 router = APIRouter()
 router.include_router(routes.router)
 router.include_router(account.router)
 router.include_router(lab.router)
+router.include_router(play.router)
 
 __all__ = ["router"]
