@@ -2,7 +2,8 @@
  * with a form per decision; this script only polls /play/{id}/state (the session cookie,
  * same origin) and reloads the page when the decision asked or the match's status changes,
  * so the next decision shows without waiting for the no-script refresh.  It stops once the
- * match is over, and backs off while the server does not answer. */
+ * match is over (or a decision is being sent), and backs off while the server does not
+ * answer. */
 "use strict";
 
 (() => {
@@ -12,8 +13,13 @@
   const seen = box.dataset.decision + "/" + box.dataset.asked + "/" + box.dataset.status;
   if (box.dataset.status === "finished" || box.dataset.status === "failed") return;
   let wait = 400;
+  // A decision being sent navigates on its own: a reload now would cancel it.
+  let leaving = false;
+  const form = document.getElementById("move-form");
+  if (form) form.addEventListener("submit", () => (leaving = true));
 
   async function poll() {
+    if (leaving) return;
     try {
       const r = await fetch("/play/" + encodeURIComponent(id) + "/state", {
         credentials: "same-origin",
@@ -22,7 +28,7 @@
       if (r.ok) {
         const s = await r.json();
         const now = s.decision + "/" + (s.asked || "") + "/" + s.status;
-        if (now !== seen) {
+        if (now !== seen && !leaving) {
           window.location.reload();
           return;
         }
