@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     plays_unfinished_per_user: int = _doc(
         1, "a person's matches against the bots still waiting or being played"
     )
+    play_builtins: tuple[str, ...] = _doc(
+        ("random", "lowest", "greedy", "safe", "montecarlo"),
+        "the built-in bots a person may play against (`cow006.bots`' names; each runs as a "
+        "sandboxed bot process, like any bot)",
+    )
     play_decision_seconds: float = _doc(
         120.0,
         "seconds a person has for each decision in a match against the bots (then the "

@@ -101,7 +101,7 @@ def test_hostile_opponents_are_refused_with_a_sentence(api: Api, name: str) -> N
 def test_an_unknown_builtin_or_the_persons_version_is_refused(api: Api) -> None:
     headers = api.user()
     r = api.client.post("/api/plays", json={"opponents": ["builtin:nosuch"]}, headers=headers)
-    assert r.status_code == 400 and "builtin" in r.json()["detail"]
+    assert r.status_code == 400 and "no built-in bot" in r.json()["detail"]
     play = _start(api, headers)
     with db.session_scope(api.session_factory) as s:
         person = s.scalar(select(Agent).where(Agent.name == "(person)"))
@@ -182,3 +182,10 @@ def test_hostile_moves_are_422(api: Api, body: dict[str, Any]) -> None:
     _ask(api.session_factory, play["id"], "card", [5])
     r = api.client.post(f"/api/plays/{play['id']}/move", json=body, headers=alice)
     assert r.status_code == 422, r.text
+
+
+def test_the_builtins_offered_are_the_sdks() -> None:
+    from cow006 import bots
+    from cow006_platform.settings import Settings
+
+    assert set(Settings().play_builtins) <= set(bots.names())

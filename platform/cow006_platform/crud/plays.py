@@ -22,9 +22,6 @@ from datetime import timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from cow006 import AgentLoadError
-from cow006 import spec as cow_spec
-
 from .. import locks, results, security, storage
 from ..models import (
     Agent,
@@ -100,10 +97,11 @@ def person_version(session: Session, settings: Settings) -> AgentVersion:
 
 def builtin_version(session: Session, settings: Settings, spec: str) -> AgentVersion:
     """The arena's version of the built-in ``builtin:NAME`` (Invalid for an unknown name)."""
-    try:
-        name = cow_spec.check_builtin(spec)
-    except AgentLoadError as exc:
-        raise Invalid(str(exc)) from None
+    # The names come from the settings: the API process loads no bot code (cow006.bots).
+    name = spec.removeprefix(BUILTIN)
+    known = settings.play_builtins
+    if name not in known:
+        raise Invalid(f"There is no built-in bot {name!r}; the built-ins are {', '.join(known)}.")
     source = builtin_source(name).encode()
     return _arena_version(session, settings, f"builtin-{name}", source, person=False)
 
@@ -280,9 +278,12 @@ def answer(session: Session, play_id: int, user: User, move: PlayMove) -> PlayOu
     return _out(session, play, user)
 
 
-def choices(session: Session, user: User) -> tuple[list[str], list[tuple[int, str]]]:
-    """What a person may play against: the built-ins' names, and the newest active version
-    of each enabled agent that accepts unrated matches (or is the user's own), by label."""
+def choices(
+    session: Session, settings: Settings, user: User
+) -> tuple[list[str], list[tuple[int, str]]]:
+    """What a person may play against: the built-ins offered (``play_builtins``), and the
+    newest active version of each enabled agent that accepts unrated matches (or is the
+    user's own), by label."""
     newest = (
         select(AgentVersion.agent_id, func.max(AgentVersion.number).label("number"))
         .where(AgentVersion.status == VersionStatus.active)
@@ -305,4 +306,4 @@ def choices(session: Session, user: User) -> tuple[list[str], list[tuple[int, st
         .limit(OPPONENTS_LISTED)
     ).all()
     versions = [(vid, version_label(name, number)) for vid, name, number in rows]
-    return cow_spec.builtin_names(), versions
+    return list(settings.play_builtins), versions

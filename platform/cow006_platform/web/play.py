@@ -70,7 +70,7 @@ def start_page(
     """Choose the opponents (built-ins, public active versions) and start a match."""
     if me is None:
         return _sign_in_first(request)
-    builtins, versions = crud.plays.choices(session, me.user)
+    builtins, versions = crud.plays.choices(session, settings, me.user)
     current = crud.plays.latest(session, me.user)
     going = current if current is not None and current.status in crud.plays.UNFINISHED else None
     context: dict[str, Any] = {
