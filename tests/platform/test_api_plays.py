@@ -26,7 +26,17 @@ from cow006_platform.models import (
 )
 from cow006_platform.tasknames import PLAY_QUEUE, queue_for_match
 
-HOSTILE_NAMES = ["builtin:../../etc", "builtin:<script>", "0", "-1", "1" * 40, "builtin:", "x"]
+HOSTILE_NAMES = [
+    "builtin:../../etc",
+    "builtin:<script>",
+    "0",
+    "-1",
+    "1" * 40,
+    "9" * 10,
+    "2147483648",
+    "builtin:",
+    "x",
+]
 
 
 def _start(api: Api, headers: dict[str, str], **body: Any) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from ..models import (
     utcnow,
     version_label,
 )
-from ..schemas import PlayCreate, PlayMove, PlayOut, as_utc
+from ..schemas import MAX_ID, PlayCreate, PlayMove, PlayOut, as_utc
 from ..settings import Settings
 from ._errors import Conflict, Invalid, NotFound, TooMany
 
@@ -109,7 +109,8 @@ def builtin_version(session: Session, settings: Settings, spec: str) -> AgentVer
 def _opponent(session: Session, settings: Settings, spec: str, user: User) -> AgentVersion:
     if spec.startswith(BUILTIN):
         return builtin_version(session, settings, spec)
-    version = session.get(AgentVersion, int(spec))
+    # Ten digits may be past any id (and past a PostgreSQL integer): no such version then.
+    version = session.get(AgentVersion, int(spec)) if int(spec) <= MAX_ID else None
     agent = version.agent if version is not None else None
     if version is None or agent is None or agent.name == PERSON_AGENT:
         raise NotFound(f"no version {spec}")
