@@ -16,6 +16,7 @@ Caps, as for challenges: ``plays_per_day`` started in 24 hours and
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -47,6 +48,7 @@ PERSON_REASON = "A person's seat in matches against the bots: it never runs as a
 BUILTIN = "builtin:"
 UNFINISHED = (MatchStatus.queued, MatchStatus.running)
 OPPONENTS_LISTED = 200  # public versions offered on the page
+NEXT_POLL = 0.05  # seconds between two looks of ``wait_for_next``
 
 
 def builtin_source(name: str) -> str:
@@ -277,6 +279,26 @@ def answer(session: Session, play_id: int, user: User, move: PlayMove) -> PlayOu
         play.answer = move.row
     session.commit()
     return _out(session, play, user)
+
+
+def wait_for_next(session: Session, play_id: int, decision: int, seconds: float) -> bool:
+    """Wait up to ``seconds`` until play ``play_id`` asks a decision after ``decision``, or
+    its match is over; whether it did.  Each look is a fresh read (no transaction kept)."""
+    end = time.monotonic() + seconds
+    while True:
+        session.rollback()  # end the read: the next look sees the worker's commits
+        row = session.execute(
+            select(Play.decision, Play.asked, Play.answer, Match.status)
+            .join(Match, Match.id == Play.match_id)
+            .where(Play.id == play_id)
+        ).first()
+        if row is None or MatchStatus(row[3]) not in UNFINISHED:
+            return True
+        if row[0] > decision and row[1] is not None and row[2] is None:
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(NEXT_POLL)
 
 
 def choices(

@@ -30,6 +30,7 @@ from .routes import PageRoute, ident, render
 router = APIRouter(include_in_schema=False, route_class=PageRoute, dependencies=[Depends(web_user)])
 
 OPPONENT_FIELD = "op_"  # a checkbox per opponent: op_builtin:NAME, op_<version id>
+NEXT_WAIT = 1.5  # seconds a decision's answer waits for the next one before redirecting
 PLAY_FIELDS = 400  # the start form: every listed opponent checked, players, the token
 
 
@@ -157,7 +158,11 @@ def move(
         raise crud.Invalid("Choose one card of your hand, or one row.")
     answer = PlayMove(card=card, row=None if row is None else row - 1, decision=decision)
     try:
-        crud.plays.answer(session, pid, me.user, answer)
+        answered = crud.plays.answer(session, pid, me.user, answer)
     except crud.Conflict:
-        pass
+        return _see(f"/play/{pid}")
+    # The bots answer in milliseconds: wait a moment for the match's next question, so the
+    # table the browser is sent to shows it (without JavaScript it would otherwise wait for
+    # its refresh).  Bounded, and only after an answer was taken: one wait per decision.
+    crud.plays.wait_for_next(session, pid, answered.decision, NEXT_WAIT)
     return _see(f"/play/{pid}")

@@ -1,10 +1,11 @@
 """A person plays a whole match against two built-ins in Chromium, with the keyboard alone.
 
 Issue 17's test: signing in, choosing the opponents, starting the match and every decision
-are Tab, Space, Enter and typing, nothing clicked; the match runs on the live server's
-in-process workers (the built-ins sandboxed, the person's seat ``HumanSeat``), and its log,
-read from the API afterwards, passes ``cow006.log.verify``.  The loop over decisions is
-bounded (a match to 66 has a few hundred decisions at most; a wall-clock bound too).
+are Tab, Space, Enter and typing, nothing clicked, with JavaScript and without; the match
+runs on the live server's in-process workers (the built-ins sandboxed, the person's seat
+``HumanSeat``), and its log, read from the API afterwards, passes ``cow006.log.verify``.
+The loop over decisions is bounded (a match to 66 has a few hundred decisions at most; a
+wall-clock bound too).
 
 Needs the sandbox and the browser (they skip with the reason, or fail under CI).
 """
@@ -50,11 +51,12 @@ def _state(page: Any) -> tuple[str, str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
 def test_a_person_plays_a_full_match_against_two_builtins_with_the_keyboard(
-    play_pages: Pages, play_server: LiveServer
+    play_pages: Pages, play_server: LiveServer, javascript: bool
 ) -> None:
     services.require_sandbox()
-    page = play_pages.open("/login")
+    page = play_pages.open("/login", javascript=javascript)
     # Sign in: type the token into the sign-in form, Enter.
     focus_id(page, "token-input")
     page.keyboard.type(play_server.seeded.alice_token)
@@ -78,7 +80,7 @@ def test_a_person_plays_a_full_match_against_two_builtins_with_the_keyboard(
         decision, asked, status = _state(page)
         if status in ("finished", "failed"):
             break
-        if not asked:  # not our turn: play.js reloads the page when it is
+        if not asked:  # not our turn: play.js (or the no-script refresh) reloads the page
             page.wait_for_function(
                 "s => { const b = document.getElementById('play');"
                 " return b && (b.dataset.decision + '/' + b.dataset.asked + '/'"
@@ -88,7 +90,7 @@ def test_a_person_plays_a_full_match_against_two_builtins_with_the_keyboard(
             )
             continue
         if answered == 3:
-            screenshot(page, "play-table")
+            screenshot(page, "play-table" if javascript else "play-table-no-js")
         # The decision's first button has autofocus; Tab reaches the others.
         tab_to(page, "el && el.closest && el.closest('#move-form') && el.tagName === 'BUTTON'")
         with page.expect_navigation():
@@ -100,7 +102,7 @@ def test_a_person_plays_a_full_match_against_two_builtins_with_the_keyboard(
     decision, asked, status = _state(page)
     assert status == "finished", page.inner_text("#play-status")
     assert answered >= 10
-    screenshot(page, "play-finished")
+    screenshot(page, "play-finished" if javascript else "play-finished-no-js")
     # The replay, reached with the keyboard too.
     focus_id(page, "replay-link")
     with page.expect_navigation():
