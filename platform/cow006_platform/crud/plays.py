@@ -153,6 +153,8 @@ def create(session: Session, settings: Settings, body: PlayCreate, user: User) -
     """Queue a match of ``user`` against ``body.opponents`` (committed); the play's id.
 
     The person's seat is drawn at random, as a ladder's seats are."""
+    # The user's row locked first: two requests at once cannot both pass the caps.
+    locks.lock(session, User, user.id)
     _caps(session, settings, user)
     players = body.players or len(body.opponents) + 1
     if players < len(body.opponents) + 1:
