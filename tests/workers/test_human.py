@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from helpers import services
 from sqlalchemy.orm import Session, sessionmaker
 
+from cow006 import BotFault, View
 from cow006 import log as cow_log
 from cow006_platform import crud, db, results, security
 from cow006_platform.models import Match, MatchKind, MatchStatus, Play, User
@@ -120,3 +122,82 @@ def test_a_person_who_never_answers_is_played_for_and_forfeits(
     mine = [f for f in log["faults"] if f["seat"] == seat]
     assert [f["kind"] for f in mine] == ["timeout"] * 3 and missed == 3
     assert log["forfeited"] == [seat]
+
+
+def _view() -> View:
+    return View.from_dict(
+        {
+            "seat": 0,
+            "hand": [1, 50, 99],
+            "rows": [[3], [20], [40], [60]],
+            "scores": [0, 0],
+            "penalties": [0, 0],
+            "revealed": [],
+            "starters": [3, 20, 40, 60],
+            "round": 0,
+            "turn": 0,
+            "n_players": 2,
+        }
+    )
+
+
+class _Clock:
+    """A fake clock whose ``sleep`` runs ``on_sleep`` (the person, meanwhile) and moves on."""
+
+    def __init__(self, on_sleep: Callable[[int], None] = lambda n: None) -> None:
+        self.now = 0.0
+        self.sleeps = 0
+        self.on_sleep = on_sleep
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        self.on_sleep(self.sleeps)
+        self.now += seconds
+
+
+def test_the_seat_plays_the_answer_given_while_it_waits(
+    session_factory: Factory, settings: Settings
+) -> None:
+    user_id, play_id, _match = _start(session_factory, settings, ["builtin:random"])
+
+    def person(n: int) -> None:
+        if n == 3:  # the third look finds it
+            with session_factory() as session:
+                user = session.get(User, user_id)
+                assert user is not None
+                crud.plays.answer(session, play_id, user, PlayMove(card=50))
+
+    fake = _Clock(person)
+    seat = human.HumanSeat(
+        session_factory, play_id, 10, poll=0.5, clock=fake.clock, sleep=fake.sleep
+    )
+    assert seat.play(_view()) == 50
+    with db.session_scope(session_factory) as session:
+        play = session.get(Play, play_id)
+        assert play is not None
+        assert play.decision == 1 and play.asked is None and play.pending is None
+        assert play.missed == 0
+
+
+def test_no_answer_by_the_deadline_is_a_timeout_fault(
+    session_factory: Factory, settings: Settings
+) -> None:
+    _user, play_id, _match = _start(session_factory, settings, ["builtin:random"])
+    fake = _Clock()
+    seat = human.HumanSeat(
+        session_factory, play_id, 2, poll=0.5, clock=fake.clock, sleep=fake.sleep
+    )
+    with pytest.raises(BotFault) as fault:
+        seat.take_row(_view())
+    assert fault.value.kind == "timeout" and fake.sleeps == 4
+    with db.session_scope(session_factory) as session:
+        play = session.get(Play, play_id)
+        assert play is not None and play.missed == 1 and play.asked is None
+    # Stopped (its worker lost the lease), the seat asks and gives up at once.
+    seat.stop()
+    with pytest.raises(BotFault):
+        seat.play(_view())
+    assert fake.sleeps == 4
