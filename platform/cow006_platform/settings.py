@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     plays_unfinished_per_user: int = _doc(
         1, "a person's matches against the bots still waiting or being played"
     )
+    plays_unfinished: int = _doc(
+        8,
+        "matches against the bots waiting or being played at once, in all (each holds a "
+        "worker's pool process while its person plays)",
+    )
     play_builtins: tuple[str, ...] = _doc(
         ("random", "lowest", "greedy", "safe", "montecarlo"),
         "the built-in bots a person may play against (`cow006.bots`' names; each runs as a "

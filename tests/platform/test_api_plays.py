@@ -199,3 +199,11 @@ def test_the_builtins_offered_are_the_sdks() -> None:
     from cow006_platform.settings import Settings
 
     assert set(Settings().play_builtins) <= set(bots.names())
+
+
+def test_the_tables_in_all_are_capped(api: Api) -> None:
+    settings = api.client.app.state.settings
+    for _ in range(settings.plays_unfinished):
+        _start(api, api.user())
+    r = api.client.post("/api/plays", json={"opponents": ["builtin:random"]}, headers=api.user())
+    assert r.status_code == 429 and "tables" in r.json()["detail"]

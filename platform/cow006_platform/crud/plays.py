@@ -9,8 +9,9 @@ the arena's ``builtin-NAME`` agent (the same stored ``bot.py`` as the demo ladde
 asked there and waits for the answer this module stores (``answer``), until the generous
 ``PLAY_DECISION_SECONDS``; the log names the seat after the user.
 
-Caps, as for challenges: ``plays_per_day`` started in 24 hours and
-``plays_unfinished_per_user`` waiting or being played.
+Caps, as for challenges: ``plays_per_day`` started in 24 hours,
+``plays_unfinished_per_user`` waiting or being played, and ``plays_unfinished`` in all (a
+play holds a worker's pool process while its person plays).
 """
 
 from __future__ import annotations
@@ -141,6 +142,16 @@ def _caps(session: Session, settings: Settings, user: User) -> None:
         .join(Match, Match.id == Play.match_id)
         .where(Play.user_id == user.id, Match.status.in_(UNFINISHED))
     )
+    everyone = session.scalar(
+        select(func.count(Play.id))
+        .join(Match, Match.id == Play.match_id)
+        .where(Match.status.in_(UNFINISHED))
+    )
+    if (everyone or 0) >= settings.plays_unfinished and not unfinished:
+        raise TooMany(
+            "All the tables for playing against the bots are taken; try again in a few minutes.",
+            retry_after=60,
+        )
     if (unfinished or 0) >= settings.plays_unfinished_per_user:
         raise TooMany(
             "You already have a match against the bots going on; finish it before you start "
