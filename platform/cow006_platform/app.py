@@ -43,6 +43,7 @@ from .routers import (
     leagues,
     matches,
     ops,
+    plays,
     tokens,
     users,
 )
@@ -76,7 +77,17 @@ def api_router() -> APIRouter:
         dependencies=[Depends(strict_query), Depends(optional_user)],
         responses={**ERR_400, **ERR_401, **ERR_403, **ERR_429},
     )
-    for module in (users, tokens, agents, ladders, leagues, challenges, evaluations, matches):
+    for module in (
+        users,
+        tokens,
+        agents,
+        ladders,
+        leagues,
+        challenges,
+        evaluations,
+        plays,
+        matches,
+    ):
         api.include_router(module.router)
     return api
 

@@ -64,8 +64,9 @@ VersionStatus = enum.StrEnum("VersionStatus", "pending active rejected")
 LadderState = enum.StrEnum("LadderState", "open paused closed")
 LeagueState = enum.StrEnum("LeagueState", "scheduled running finished")
 # A ``validation`` match is the smoke match a version played to be validated, kept (unrated,
-# one seat: the built-in opponents are no versions) so its owner can watch it.
-MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation validation")
+# one seat: the built-in opponents are no versions) so its owner can watch it; a ``play``
+# match is a person's against the bots (``Play``).
+MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation validation play")
 EvaluationDecision = enum.StrEnum("EvaluationDecision", "promoted discarded")
 MatchStatus = enum.StrEnum("MatchStatus", "queued running finished failed")
 
@@ -465,6 +466,32 @@ class MatchSeat(Base):
 
     match: Mapped[Match] = relationship(back_populates="seats")
     version: Mapped[AgentVersion] = relationship()
+
+
+class Play(Base):
+    """A person's seat at a match against bots (``MatchKind.play``): the decision the match
+    waits for, and the person's answer.
+
+    The worker's ``HumanSeat`` writes ``pending`` (the seat's view as ``View.to_dict``, with
+    what is asked: ``"card"`` or ``"row"``) under a new ``decision`` number and polls for an
+    ``answer`` to that number until ``deadline``; the API writes the answer once, checked
+    against ``pending``.  The match row is a normal one (unrated, its log stored as any).
+    """
+
+    __tablename__ = "plays"
+    __table_args__ = (Index("ix_plays_user", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), unique=True)
+    seat: Mapped[int] = mapped_column(Integer)  # the person's seat at the match
+    decision: Mapped[int] = mapped_column(Integer, default=0)  # decisions asked so far
+    asked: Mapped[str | None] = mapped_column(String(8), default=None)  # "card", "row", None
+    pending: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    answer: Mapped[int | None] = mapped_column(Integer, default=None)  # to ``decision``
+    missed: Mapped[int] = mapped_column(Integer, default=0)  # decisions left to the deadline
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class MatchLog(Base):

@@ -616,3 +616,62 @@ class PromoteBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     ladder_ids: list[int] | None = Field(None, min_length=1, max_length=50)
+
+
+# --- playing against the bots --------------------------------------------------------------
+
+# An opponent: a built-in (``builtin:NAME``) or an active version's id, as a string.
+OPPONENT_PATTERN = r"^(builtin:[a-z0-9_-]{1,40}|[1-9][0-9]{0,9})$"
+
+
+class PlayCreate(BaseModel):
+    """A match of the caller against ``opponents`` (each ``builtin:NAME`` or a version id);
+    ``players`` seats in all (default: the opponents and the caller), the opponents repeated
+    in order to fill a larger table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    opponents: list[Annotated[str, Field(pattern=OPPONENT_PATTERN)]] = Field(
+        min_length=1, max_length=MAX_PLAYERS - 1, examples=[["builtin:greedy", "builtin:safe"]]
+    )
+    players: int | None = Field(None, ge=MIN_PLAYERS, le=MAX_PLAYERS)
+
+
+class PlayMove(BaseModel):
+    """The caller's answer to the decision asked: a ``card`` of the hand, or a ``row`` 0..3
+    to take; ``decision`` (optional) is the number of the decision answered."""
+
+    # Strict: "5" is not a card.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    card: int | None = Field(None, ge=1, le=104)
+    row: int | None = Field(None, ge=0, le=3)
+    decision: int | None = Field(None, ge=1, le=MAX_ID)
+
+    @model_validator(mode="after")
+    def _check(self) -> PlayMove:
+        if (self.card is None) == (self.row is None):
+            raise ValueError("give either card or row")
+        return self
+
+
+class PlayOut(BaseModel):
+    """A match against the bots as its player sees it: the decision asked, if any, with the
+    seat's view (``View.to_dict``: hand, rows, scores, this round's turns, and for a row the
+    card being placed)."""
+
+    id: int
+    match_id: int
+    status: MatchStatus
+    seat: int
+    names: list[str]  # every seat's name: the player's own, the bots' agent@number
+    decision: int  # decisions asked so far
+    asked: str | None  # "card", "row", or None (the match is not waiting for the player)
+    view: dict[str, Any] | None
+    deadline: Timestamp | None
+    seconds_left: float | None
+    missed: int  # decisions the fallback made for the player
+    scores: list[Any] | None
+    ranks: list[Any] | None
+    error: str | None
+    created_at: Timestamp

@@ -81,6 +81,26 @@ class Settings(BaseSettings):
     evaluations_unfinished_per_user: int = _doc(
         2, "a user's evaluation runs with matches still to play"
     )
+    # -- playing against the bots (POST /api/plays; cow006_platform.crud.plays) --------------
+    plays_per_day: int = _doc(20, "matches a person may start against the bots in 24 hours")
+    plays_unfinished_per_user: int = _doc(
+        1, "a person's matches against the bots still waiting or being played"
+    )
+    plays_unfinished: int = _doc(
+        8,
+        "matches against the bots waiting or being played at once, in all (each holds a "
+        "worker's pool process while its person plays)",
+    )
+    play_builtins: tuple[str, ...] = _doc(
+        ("random", "lowest", "greedy", "safe", "montecarlo"),
+        "the built-in bots a person may play against (`cow006.bots`' names; each runs as a "
+        "sandboxed bot process, like any bot)",
+    )
+    play_decision_seconds: float = _doc(
+        120.0,
+        "seconds a person has for each decision in a match against the bots (then the "
+        "fallback plays for them, as for a bot that times out)",
+    )
     # -- validation: the smoke match a new version plays against built-in bots ---------------
     validation_opponents: tuple[str, ...] = _doc(
         ("builtin:random", "builtin:greedy", "builtin:safe"),

@@ -117,6 +117,13 @@ MATRIX: list[Row] = [
         body=lambda a: {"ladder_ids": ["{L}"]},
     ),
     Row("POST", "/api/evaluations/{F}/discard", (401, 404, 200, 409)),
+    # matches against the bots: a play is its player's alone (admins included: 404); the
+    # owner has one going already, so a second is refused
+    Row(
+        "POST", "/api/plays", (401, 201, 429, 201), body=lambda a: {"opponents": ["builtin:random"]}
+    ),
+    Row("GET", "/api/plays/{P}", (401, 404, 200, 404)),
+    Row("POST", "/api/plays/{P}/move", (401, 404, 409, 404), body=lambda a: {"card": 5}),
     *public("/api/matches", "/api/matches/{M}", "/api/matches/{M}/log"),
     # Seat 0 is the owner's bot, seat 1 the other user's: each reads only their own.
     Row(
@@ -143,6 +150,7 @@ NAMES = {
     "{M}": "{match_id}",
     "{E}": "{run_id}",
     "{F}": "{run_id}",
+    "{P}": "{play_id}",
     "{R}": "{token_id}",
     "{T}": "{token_id}",
     "/versions/1/": "/versions/{number}/",
@@ -210,6 +218,8 @@ def _world(api: Api) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
     for match_id in played:
         play_and_finish(api.session_factory, match_id)
     ids |= {"{T}": spare[0], "{R}": spare[1]}
+    play = api.client.post("/api/plays", json={"opponents": ["builtin:random"]}, headers=owner)
+    ids["{P}"] = play.json()["id"]
     return headers, ids
 
 

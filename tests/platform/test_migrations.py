@@ -13,7 +13,7 @@ from sqlalchemy.orm import sessionmaker
 
 from cow006_platform import db, migrate, models
 
-HEAD = "0010_results"
+HEAD = "0010_play"
 
 
 def _downgrade(db_url: str, revision: str) -> None:

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import ratings, security, storage
+from cow006_platform.crud import plays
 from cow006_platform.db import session_scope
 from cow006_platform.models import (
     Agent,
@@ -28,15 +29,16 @@ from cow006_platform.models import (
 from cow006_platform.settings import Settings
 from cow006_platform.storage import add_version
 
-SYSTEM_USER = "arena"
+SYSTEM_USER = plays.ARENA_USER
 DEMO_LADDER = "demo"
 # The built-ins entered, strongest last; ``best`` is an alias of ``montecarlo``.
 DEMO_BOTS = ("random", "greedy", "safe", "montecarlo")
 
 
 def bot_source(name: str) -> str:
-    """The ``bot.py`` of a built-in bot (the validation tables' opponents run it too)."""
-    return f'from cow006.bots import make\n\nagent = make("{name}")\n'
+    """The ``bot.py`` of a built-in bot (the validation tables' opponents run it too, and
+    the matches against the bots: ``cow006_platform.crud.plays``)."""
+    return plays.builtin_source(name)
 
 
 @dataclass

@@ -43,6 +43,7 @@ from cow006_platform.db import aware, session_scope
 from cow006_platform.models import Match, MatchStatus, utcnow
 from cow006_platform.settings import Settings
 
+from .human import HumanSeat
 from .play import Plan, read_plan
 
 logger = logging.getLogger(__name__)
@@ -221,6 +222,8 @@ class Heartbeat:
         """SIGKILL every bot process of the match (their process groups): the runner then
         sees them crash and ends the match quickly; its result is dropped."""
         for agent in self._agents:
+            if isinstance(agent, HumanSeat):  # a person's seat: it stops waiting
+                agent.stop()
             pid = agent.pid if isinstance(agent, RemoteAgent) else None
             if pid:
                 with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -28,7 +28,10 @@ from cow006_platform.models import (
     Ladder,
     League,
     Match,
+    MatchKind,
     MatchSeat,
+    Play,
+    User,
     version_label,
 )
 from cow006_platform.settings import Settings
@@ -48,6 +51,8 @@ class Plan:
     labels: list[str]
     limits: Limits
     cpu: float | None = None  # cores per bot (the ladder's cpu_share); None: the default
+    # A match against the bots (``MatchKind.play``): the person's (seat, play id).
+    person: tuple[int, int] | None = None
 
 
 def sandbox_for(settings: Settings) -> cow_sandbox.Sandbox | None:
@@ -87,6 +92,16 @@ def read_plan(session: Session, settings: Settings, match: Match) -> Plan:
     ).all()
     labels = [version_label(agent_name, number) for _sha, number, agent_name in seats]
     paths = [bot_folder(settings, row[0], label) for row, label in zip(seats, labels, strict=True)]
+    person = None
+    if match.kind is MatchKind.play:
+        # The person's seat plays through the database (``human.HumanSeat``), under the
+        # user's name.
+        play = session.scalar(select(Play).where(Play.match_id == match.id))
+        if play is None:
+            raise ValueError(f"match {match.id} against the bots has no player")
+        user = session.get(User, play.user_id)
+        labels[play.seat] = user.name if user is not None else "a person"
+        person = (play.seat, play.id)
     ladder = session.get(Ladder, match.ladder_id) if match.ladder_id is not None else None
     source: Ladder | League | Evaluation | None = ladder
     if match.league_id is not None:
@@ -97,7 +112,7 @@ def read_plan(session: Session, settings: Settings, match: Match) -> Plan:
         if run is not None and run.ladder_id is not None:
             ladder = session.get(Ladder, run.ladder_id)  # the pool's ladder: its CPU share
     cpu = ladder.cpu_share if ladder is not None else None
-    return Plan(match.seed, paths, labels, limits_for(source), cpu)
+    return Plan(match.seed, paths, labels, limits_for(source), cpu, person)
 
 
 def _stderr_of(agent: Agent) -> str | None:
@@ -117,18 +132,27 @@ def play(
     sb: cow_sandbox.Sandbox | None,
     on_start: Callable[[list[Agent]], None] | None = None,
     cpu: float | None = None,
+    people: Mapping[int, Agent] | None = None,
 ) -> Result:
     """Play one match; (its log, each seat's stderr: None for in-process builtins).
 
     ``on_start`` is called with the seated agents once their processes are started: a worker
     keeps them to kill the match if it loses its lease.  ``cpu`` (cores, a ladder's
-    ``cpu_share``) replaces the sandbox's CPU quota per bot.
+    ``cpu_share``) replaces the sandbox's CPU quota per bot.  ``people`` are in-process agents
+    by seat (a person's ``human.HumanSeat``) that sit where their specs would: no process
+    is started for those seats.
     """
     if sb is not None and cpu is not None:
         sb = replace(sb, cpu=cpu)
+    people = people or {}
+    bots = [i for i in range(len(specs)) if i not in people]
     # cow006.spec.agents starts every bot process before the match asks the first for its
     # hello, and closes them all whatever happens.
-    with cow_spec.agents(specs, limits, labels, sandbox=sb) as seated:
+    with cow_spec.agents(
+        [specs[i] for i in bots], limits, [labels[i] for i in bots], sandbox=sb
+    ) as started:
+        by_seat = dict(zip(bots, started, strict=True))
+        seated = [people[i] if i in people else by_seat[i] for i in range(len(specs))]
         if on_start is not None:
             on_start(seated)
         log = MatchRunner(seated, seed, names=list(labels)).run()

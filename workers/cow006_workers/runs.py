@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from cow006 import Agent
 from cow006 import sandbox as cow_sandbox
 from cow006_platform import locks, results, workclasses
 from cow006_platform.db import session_scope
@@ -40,6 +41,7 @@ from cow006_platform.models import Match, MatchKind, MatchStatus
 from cow006_platform.settings import Settings
 
 from . import scheduler
+from .human import HumanSeat
 from .lease import Claim, Heartbeat, claim_match
 from .play import Result, play, sandbox_for
 
@@ -250,6 +252,10 @@ def _run(
         session_factory, claim, settings.lease_seconds, settings.heartbeat_seconds
     )
     plan = claim.plan
+    people: dict[int, Agent] = {}
+    if plan.person is not None:  # a match against the bots: the person plays from the page
+        seat, play_id = plan.person
+        people[seat] = HumanSeat(session_factory, play_id, settings.play_decision_seconds)
     error: Exception | None = None
     log: Mapping[str, Any] = {}
     stderr: list[str | None] = []
@@ -263,6 +269,7 @@ def _run(
                 sb,
                 on_start=heartbeat.watch,
                 cpu=plan.cpu,
+                people=people,
             )
     except Exception as exc:
         error = exc

@@ -5,13 +5,13 @@
 ``/users/{id}``, ``/guide``, and the static files under ``/static/``), ``account``
 (``/login``, ``/register``, ``/logout``, ``/upload``), ``lab`` (``/me``, ``/evaluations``,
 entering a ladder), ``challenge`` (a challenge from an agent's page), ``admin`` (``/admin``:
-ladders and leagues) and ``kit`` (the starter kit's zip); ``create_app`` includes it next to
-the JSON API.  See docs/web.md.
+ladders and leagues), ``kit`` (the starter kit's zip) and ``play`` (``/play``: a person
+against the bots); ``create_app`` includes it next to the JSON API.  See docs/web.md.
 """
 
 from fastapi import APIRouter
 
-from . import account, admin, challenge, kit, lab, routes
+from . import account, admin, challenge, kit, lab, play, routes
 
 router = APIRouter()
 router.include_router(routes.router)
@@ -20,5 +20,6 @@ router.include_router(lab.router)
 router.include_router(challenge.router)
 router.include_router(admin.router)
 router.include_router(kit.router)
+router.include_router(play.router)
 
 __all__ = ["router"]

@@ -64,8 +64,13 @@ def local_path(value: str | None) -> str:
 async def form_fields(request: Request) -> dict[str, str]:
     """A form's text fields (urlencoded or multipart; no files), bounded in number and size:
     hostile bodies are a 400 page, not an error."""
+    return await read_form(request, SIGN_IN_FIELDS)
+
+
+async def read_form(request: Request, max_fields: int) -> dict[str, str]:
+    """``form_fields`` with room for ``max_fields`` fields (a page whose form has more)."""
     try:
-        form = await request.form(max_files=0, max_fields=SIGN_IN_FIELDS, max_part_size=FIELD_BYTES)
+        form = await request.form(max_files=0, max_fields=max_fields, max_part_size=FIELD_BYTES)
     except HTTPException:
         raise
     except Exception as exc:  # a parser's complaint about the body: the sender's fault

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,17 +22,14 @@ from cow006_platform.settings import Settings
 from cow006_workers.embedded import InProcessExecutor
 
 
-@pytest.fixture(scope="module")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def _serve(tmp: Path, threads: int = 1) -> Iterator[LiveServer]:
     """uvicorn in a thread on 127.0.0.1 (a free port), with the workers' code run in this
-    process (``InProcessExecutor``), so an uploaded version is really validated (in the
-    sandbox) while the page polls."""
+    process on ``threads`` threads (``InProcessExecutor``)."""
     import uvicorn
 
     require_browser()
-    tmp = tmp_path_factory.mktemp("web")
     settings = Settings(database_url=f"sqlite:///{tmp / 'arena.db'}", data_dir=tmp / "data")
-    executor = InProcessExecutor(settings)
+    executor = InProcessExecutor(settings, threads=threads)
     app = create_app(settings, executor)
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)
@@ -49,6 +47,36 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
     server.should_exit = True
     thread.join(timeout=15)
     executor.close()
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The live server, so an uploaded version is really validated (in the sandbox) while
+    the page polls."""
+    yield from _serve(tmp_path_factory.mktemp("web"))
+
+
+@pytest.fixture(scope="module")
+def play_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The live server for matches against the bots: a person's match holds a worker thread
+    while it waits on the person, so two threads; the person's seat polls its answer every
+    20 ms rather than 250 (a match has a hundred decisions or so)."""
+    from cow006_workers import human
+
+    saved = human.POLL_SECONDS
+    human.POLL_SECONDS = 0.02
+    try:
+        yield from _serve(tmp_path_factory.mktemp("play"), threads=2)
+    finally:
+        human.POLL_SECONDS = saved
+
+
+@pytest.fixture
+def play_pages(browser: Any, play_server: LiveServer) -> Iterator[Pages]:
+    opened = Pages(browser, play_server)
+    yield opened
+    opened.close()
+    assert not opened.errors, f"JavaScript errors: {opened.errors}"
 
 
 @pytest.fixture(scope="module")
