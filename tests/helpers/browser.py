@@ -39,8 +39,11 @@ CHROMIUM_ARGS = [
 ]
 
 
-def browser_problem() -> str | None:
-    """Why the browser tests cannot run here, or None."""
+def browser_problem(*, axe: bool = False) -> str | None:
+    """Why the browser tests (with ``axe``, the accessibility check too) cannot run here, or
+    None."""
+    if axe and importlib.util.find_spec("axe_playwright_python") is None:
+        return "axe-playwright-python is not installed (make venv)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -50,10 +53,10 @@ def browser_problem() -> str | None:
     return None
 
 
-def require_browser(*, module: bool = False) -> None:
-    """Skip (the whole module, with ``module``) unless the browser tests can run; under
-    CI=true fail instead."""
-    problem = browser_problem()
+def require_browser(*, module: bool = False, axe: bool = False) -> None:
+    """Skip (the whole module, with ``module``) unless the browser tests (with ``axe``, the
+    accessibility check too) can run; under CI=true fail instead."""
+    problem = browser_problem(axe=axe)
     if problem is None:
         return
     reason = f"BROWSER TESTS NOT RUN: {problem}"
@@ -207,8 +210,7 @@ AXE_FAILING = ("serious", "critical")
 def axe_source() -> str:
     """axe.min.js, checked against its pinned sha256."""
     spec = importlib.util.find_spec("axe_playwright_python")
-    if spec is None or spec.origin is None:
-        pytest.fail("axe-playwright-python is not installed (make venv)", pytrace=False)
+    assert spec is not None and spec.origin is not None, "require_browser(axe=True) first"
     data = (Path(spec.origin).parent / "axe.min.js").read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     assert digest == AXE_SHA256, f"axe.min.js is not axe {AXE_VERSION} ({digest})"

@@ -28,7 +28,7 @@ from helpers.browser import (
 # Chromium drives every page here: slow (make test-fast leaves it out).
 pytestmark = pytest.mark.slow
 
-require_browser(module=True)  # one skip for the module (a failure under CI=true)
+require_browser(module=True, axe=True)  # one skip for the module (a failure under CI=true)
 
 SCRIPT = re.compile(r"\.js(\?|$)")  # the site's scripts (static_url adds ?v=HASH)
 
