@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import pytest
+from helpers.api import new_match, play_and_finish
 from helpers.browser import (
     AXE_FAILING,
     LiveServer,
@@ -24,6 +25,8 @@ from helpers.browser import (
     seed_evaluation,
     sign_in,
 )
+
+from cow006_platform import db, models
 
 # Chromium drives every page here: slow (make test-fast leaves it out).
 pytestmark = pytest.mark.slow
@@ -92,3 +95,54 @@ def test_axe_finds_what_it_should(pages: Pages, live_server: LiveServer) -> None
     )
     ids = {v["id"] for v in axe_violations(page, axe_source()) if v["impact"] in AXE_FAILING}
     assert {"image-alt", "label"} <= ids
+
+
+# What a bot's author controls and the owner reads: a rejection reason and a seat's stderr,
+# long (many lines, and one line with no break), with markup and direction overrides.
+HOSTILE = (
+    "<script>alert(1)</script> \u202eevil\u202c <b>bold</b>\n"
+    + "Traceback line\n" * 400
+    + "W" * 5000
+    + "\n"
+)
+
+
+def test_hostile_text_keeps_the_owners_pages_accessible(
+    pages: Pages, live_server: LiveServer
+) -> None:
+    s = live_server.seeded
+    factory = live_server.app.state.session_factory
+    with db.session_scope(factory) as session:
+        session.add(
+            models.AgentVersion(
+                agent_id=s.agent_ids[0],
+                number=3,
+                sha256="0" * 64,
+                filename="bot.py",
+                size=1,
+                unpacked_size=1,
+                files=1,
+                status=models.VersionStatus.rejected,
+                reason=HOSTILE,
+                validated_at=models.utcnow(),
+            )
+        )
+    match_id = new_match(
+        factory, kind=models.MatchKind.challenge, version_ids=s.version_ids[:2], seed=77
+    )
+    play_and_finish(factory, match_id, stderr=[HOSTILE, None])
+    page = pages.open("/", width=390, height=844)
+    sign_in(page, s.alice_token)
+    source = axe_source()
+    for path, shown in (
+        (f"/agents/{s.agent_ids[0]}", '[data-reason-for="3"] pre'),
+        (f"/matches/{match_id}", '[data-stderr-seat="0"]'),
+    ):
+        page.goto(path)
+        page.wait_for_selector(shown)
+        page.wait_for_load_state("networkidle")
+        assert "W" * 5000 in page.inner_text(shown)  # shown as text, whole
+        assert page.locator(f"{shown} b, {shown} script").count() == 0  # text, not markup
+        failing = [v for v in axe_violations(page, source) if v["impact"] in AXE_FAILING]
+        assert failing == [], path
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
