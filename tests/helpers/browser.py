@@ -183,6 +183,7 @@ def every_page(live: LiveServer, evaluation_id: int) -> dict[str, str]:
         "agent": f"/agents/{s.agent_ids[0]}",
         "league": f"/leagues/{s.league_id}",
         "match": f"/matches/{s.match_ids[0]}",
+        "match-step": f"/matches/{s.match_ids[1]}#r2t5s3",  # mid-turn, cards being placed
         "match-queued": f"/matches/{s.queued_match_id}",
         "match-failed": f"/matches/{s.failed_match_id}",
         "matches": "/matches",
