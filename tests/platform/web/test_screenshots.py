@@ -64,5 +64,7 @@ def test_every_page_at_both_widths(pages: Pages, live_server: LiveServer, width:
         docs = DOCS / f"{name}-{width}.png" if update_docs and name in DOCS_SET else None
         shoot(page, path, out, docs)
         written.append(out)
+        # Nothing sticks out sideways at either width (wide tables scroll in their own box).
+        assert page.evaluate("document.documentElement.scrollWidth") <= w, name
     for out in written:
         assert out.stat().st_size > 5000, out  # a page, not a blank
