@@ -46,6 +46,7 @@ test-fast: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m cow006_platform.settings docs/operations.md
 	cp docs/bot-guide.md platform/cow006_platform/web/guide/bot-guide.md
+	cp examples/starters/python/bot.py examples/starters/python/README.md platform/cow006_platform/web/starter/python/
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

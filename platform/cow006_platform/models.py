@@ -63,7 +63,9 @@ def _enum(cls: type[enum.Enum]) -> Enum:
 VersionStatus = enum.StrEnum("VersionStatus", "pending active rejected")
 LadderState = enum.StrEnum("LadderState", "open paused closed")
 LeagueState = enum.StrEnum("LeagueState", "scheduled running finished")
-MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation")
+# A ``validation`` match is the smoke match a version played to be validated, kept (unrated,
+# one seat: the built-in opponents are no versions) so its owner can watch it.
+MatchKind = enum.StrEnum("MatchKind", "ladder league challenge evaluation validation")
 EvaluationDecision = enum.StrEnum("EvaluationDecision", "promoted discarded")
 MatchStatus = enum.StrEnum("MatchStatus", "queued running finished failed")
 

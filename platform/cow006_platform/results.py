@@ -6,6 +6,7 @@ the match is not finished yet, stores everything in the caller's one transaction
 compressed log, scores, ranks and faults on the match and its seats, the status, and for a
 rated ladder match the rating update.  A result delivered twice (a retried task, two workers
 racing after a lease expired) finds the match finished and is ignored: ratings move once.
+``store_validation`` keeps a version's validation match, already finished, as its replay.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import gzip
 import json
 import random
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -143,6 +145,52 @@ def finish_match(
     if match.kind is MatchKind.ladder and match.rated and match.ladder_id is not None:
         ratings.apply_match(session, match)
     return True
+
+
+def store_validation(
+    session: Session,
+    version: AgentVersion,
+    seat: int,
+    log: Mapping[str, Any],
+    stderr: str | None,
+    started: datetime,
+) -> Match:
+    """Keep a version's validation match (kind ``validation``, unrated, finished): its log
+    and one seat, the version's (the built-in opponents are no versions; the log names them).
+    Its owner watches it like any match; nothing else reads it (no rating, no suspension).
+    Raises ``cow006.LogError`` for a log that does not replay: nothing is added then."""
+    log = clean_data(log)
+    cow_log.verify(log)
+    faults = list(log.get("faults", []))
+    match = Match(
+        kind=MatchKind.validation,
+        rated=False,
+        seed=int(log["seed"]),
+        status=MatchStatus.finished,
+        scores=list(log["scores"]),
+        ranks=list(log["ranks"]),
+        faults=faults,
+        attempts=1,
+        started_at=started,
+        finished_at=utcnow(),
+    )
+    match.seats = [
+        MatchSeat(
+            seat=seat,
+            version_id=version.id,
+            agent_id=version.agent_id,
+            score=log["scores"][seat],
+            rank=log["ranks"][seat],
+            faults=sum(1 for f in faults if f.get("seat") == seat),
+            forfeited=seat in set(log.get("forfeited", [])),
+            stderr=None if stderr is None else clean(stderr, MAX_STDERR),
+        )
+    ]
+    session.add(match)
+    session.flush()
+    session.add(MatchLog(match_id=match.id, body=compress_log(log)))
+    session.flush()
+    return match
 
 
 def fail_match(session: Session, match_id: int, error: str, *, blame: int | None = None) -> bool:

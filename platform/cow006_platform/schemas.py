@@ -210,6 +210,12 @@ class VersionOut(BaseModel):
     suspended: bool = False
     suspended_at: Timestamp | None = None
     suspended_reason: Annotated[str | None, OwnerOnly] = None
+    # While pending: its place in the validation queue (1: next or being validated) and
+    # about how many seconds until its verdict (``crud.validations``); else null.
+    queue_place: int | None = None
+    queue_seconds: int | None = None
+    # The match its validation played (a replay at /matches/{id}), once it has one.
+    validation_match_id: int | None = None
 
 
 class SourceFile(BaseModel):

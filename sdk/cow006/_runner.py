@@ -39,6 +39,8 @@ class MatchOptions(TypedDict, total=False):
     agent_seeds: Sequence[int] | None  # the agents' own seeds, one per seat (a log's)
 
 
+_OPTIONS = frozenset(MatchOptions.__annotations__)
+
 # An interpreter that does not count references (``sys.getrefcount`` is CPython's): no view is
 # ever known to be let go, as NaN equals nothing, not even itself (``MatchRunner._play_turns``).
 _getrefcount: Callable[[object], float] = getattr(sys, "getrefcount", lambda obj: math.nan)
@@ -109,8 +111,8 @@ class MatchRunner:
         self, agents: Sequence[Agent], seed: int | None = None, **options: Unpack[MatchOptions]
     ) -> None:
         """See ``play_match`` for the arguments."""
-        unknown = options.keys() - MatchOptions.__annotations__.keys()
-        if unknown:  # a misspelt option must not be ignored
+        if options and not options.keys() <= _OPTIONS:  # a misspelt option must not be ignored
+            unknown = options.keys() - _OPTIONS
             raise TypeError(f"unexpected keyword argument {', '.join(sorted(unknown))}")
         n = len(agents)
         names = options.get("names")
@@ -158,6 +160,7 @@ class MatchRunner:
         # Like the two lines above, read once a match: whether to make round-start views and
         # to call the round hooks at all.
         self._round_hooks = (self._wants("on_round_start"), self._wants("on_round_end"))
+        self._end_hook = self._wants("on_match_end")
         # A turn's views make their table when an agent first reads it (``View._pending``),
         # from the log's copy of the rows before the turn, which nothing changes any more...
         # unless an ``on_round_end`` hook, handed the round's entry, changes it: then each
@@ -259,7 +262,6 @@ class MatchRunner:
         # the totals change once a round, this round's penalties only with a take.
         scores = tuple(st.scores)
         penalties = tuple(st.penalties)
-        revealed: list[tuple[int, ...]] = []  # the turns so far; a table takes its first ones
         before = rows  # the rows before the turn, as the log holds them: lists no one changes
         turns: list[Turn] = []
         # A view no agent kept is made again in place for the next seat, instead of a new one
@@ -277,7 +279,7 @@ class MatchRunner:
                 before,
                 scores,
                 penalties,
-                revealed,
+                st.revealed,  # the turns so far (the engine's): a table takes its first ones
                 played,
                 starters,
                 st.round,
@@ -315,7 +317,6 @@ class MatchRunner:
                 cards.append(fallback_card(hand))
             # Each card is an int in its seat's hand (the test above, or the fallback's own).
             takes = play_turn(st, cards, choose_row, True)
-            revealed.append(tuple(cards))
             if takes:
                 penalties = tuple(st.penalties)
             # The log's copy of the rows, which is also the next turn's table's.
@@ -400,6 +401,7 @@ class MatchRunner:
                     announce(result)
                 except Exception:  # on_match_end below meets the same trouble and says so
                     pass
-        for seat in range(n):
-            self._notify(seat, "on_match_end", result)
+        if self._end_hook:
+            for seat in range(n):
+                self._notify(seat, "on_match_end", result)
         return self.log

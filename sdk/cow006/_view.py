@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     # A table not made yet, shared by the views of one moment (a runner's turn): the table
     # once made, or None; then the ``Table`` fields, but ``rows`` as lists that nothing
     # changes any more (the log's copy of the rows before the turn) and ``revealed`` as a
-    # list of turns that only grows, followed by how many of them are revealed.
+    # list of turns (lists of cards: the engine's ``State.revealed``) that only grows,
+    # followed by how many of them are revealed.
     Pending = list[Any]
 else:
     from ._tuples import NamedTuple
@@ -294,7 +295,14 @@ def pending_table(pending: Pending) -> Table:
     if table is None:
         rows, scores, penalties, revealed, known, *rest = pending[1:]
         table = pending[0] = _tuple_new(
-            Table, (tuple(map(tuple, rows)), scores, penalties, tuple(revealed[:known]), *rest)
+            Table,
+            (
+                tuple(map(tuple, rows)),
+                scores,
+                penalties,
+                tuple(map(tuple, revealed[:known])),
+                *rest,
+            ),
         )
     return table
 

@@ -262,10 +262,13 @@ def new_match(n_players: int, scores: Sequence[int] | None = None) -> State:
     return State(n_players, totals)
 
 
+_DECK = range(1, DECK_SIZE + 1)
+
+
 def deal(rng: random.Random, n_players: int) -> tuple[list[list[int]], list[list[int]]]:
     """Shuffle all 104 cards and deal: 10 per seat, then 4 row starters; the rest is unused."""
     check_players(n_players)
-    drawn = rng.sample(range(1, DECK_SIZE + 1), n_players * HAND_SIZE + N_ROWS)
+    drawn = rng.sample(_DECK, n_players * HAND_SIZE + N_ROWS)
     hands = [sorted(drawn[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(n_players)]
     base = n_players * HAND_SIZE
     rows = [[c] for c in drawn[base : base + N_ROWS]]
@@ -287,7 +290,25 @@ def _begin(state: State, hands: list[list[int]], rows: list[list[int]], turn: in
 
 def deal_round(state: State, rng: random.Random) -> None:
     """Start the next round with a fresh deal from ``rng`` (``deal``): nothing to check."""
-    _begin(state, *deal(rng, state.n_players), 0)
+    # ``_begin(state, *deal(rng, n), 0)`` written out (every round of every match starts here):
+    # the same draw from ``rng``, so the same deal, and the rows as the rule reads them made
+    # straight from the four starters (one card each) instead of through ``rule_rows``.
+    n = state.n_players
+    base = n * HAND_SIZE
+    drawn = rng.sample(_DECK, base + N_ROWS)
+    starters = drawn[base:]
+    ends = sorted(starters)
+    state.round += 1
+    state.turn = 0
+    state.hands = [sorted(drawn[i : i + HAND_SIZE]) for i in range(0, base, HAND_SIZE)]
+    state.rows = [[c] for c in starters]
+    state.ends = ends
+    state.sizes = [1] * N_ROWS
+    state.heads = [*map(HEADS.__getitem__, ends)]
+    state.by_end = sorted(range(N_ROWS), key=starters.__getitem__)
+    state.piles = [[] for _ in range(n)]
+    state.penalties = [0] * n
+    state.revealed = []
 
 
 def trial(rows: Sequence[Sequence[int]]) -> State:

@@ -285,3 +285,23 @@ def parse_html(text: str) -> Node:
     builder.feed(text)
     builder.close()
     return builder.root
+
+
+def sign_in(client: Any, headers: dict[str, str]) -> None:
+    """Sign ``client`` in with the /login form, as a browser without scripts posts it (the
+    token of the API ``headers``): the session cookie."""
+    doc = parse_html(client.get("/login").text)
+    csrf = doc.by_id("signin-form").find("input", name="csrf").get("value") or ""
+    token = headers["Authorization"].removeprefix("Bearer ")
+    r = client.post(
+        "/login", data={"csrf": csrf, "token": token, "next": "/"}, follow_redirects=False
+    )
+    assert r.status_code == 303, r.text[:300]
+
+
+def signed_in_csrf(client: Any, path: str) -> str:
+    """The CSRF field of a signed-in user's forms, read from the page at ``path`` (the
+    header's sign-out form carries it)."""
+    doc = parse_html(client.get(path).text)
+    form = doc.find("form", class_="sign-out-form")
+    return form.find("input", name="csrf").get("value") or ""

@@ -11,10 +11,19 @@ from __future__ import annotations
 import pytest
 from helpers import services
 from helpers import workers as wt
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006_platform import db
-from cow006_platform.models import AgentVersion, VersionStatus
+from cow006 import log as cow_log
+from cow006_platform import db, results
+from cow006_platform.models import (
+    AgentVersion,
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    VersionStatus,
+)
 from cow006_platform.settings import Settings
 from cow006_workers.embedded import SynchronousExecutor
 
@@ -75,3 +84,25 @@ def test_validation_accepts_good_bots_and_explains_bad_ones(
     status, reason, _ = out["illegal"]
     assert status is VersionStatus.rejected and reason is not None
     assert reason.startswith("The bot played illegal moves") and "105" in reason
+    # Each run's match is kept for its owner to watch: unrated, finished, one seat (the
+    # version's; the built-ins are no versions), its log replays, its seat's stderr kept.
+    with db.session_scope(session_factory) as s:
+        kept = {
+            k: s.scalars(select(Match).join(MatchSeat).where(MatchSeat.version_id == v)).all()
+            for k, v in cases.items()
+        }
+        for name, matches in kept.items():
+            assert len(matches) == 1, name
+            (match,) = matches
+            assert match.kind is MatchKind.validation and not match.rated
+            assert match.status is MatchStatus.finished and match.started_at is not None
+            (seat,) = match.seats
+            log = results.read_log(s, match.id)
+            assert log is not None
+            cow_log.verify(log)
+            assert log["players"][seat.seat]["agent"].endswith("@1")
+            if name == "good":
+                assert seat.faults == 0 and not seat.forfeited
+        (imported,) = kept["import"]
+        assert "no_such_module_for_cow006" in (imported.seats[0].stderr or "")
+        assert kept["illegal"][0].seats[0].faults > 0

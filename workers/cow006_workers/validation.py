@@ -3,7 +3,9 @@
 ``validate_version`` (the ``cow006.validate_version`` task, and the embedded executors) plays
 a sandboxed match of a pending version against ``settings.validation_opponents`` and makes it
 active (no fault at its seat) or rejected (with the reason for its owner: the faults, its
-stderr).  The match is not stored: it is a check, not a result.  Problems of the platform
+stderr).  The match is kept as a ``validation`` match (unrated, one seat: the version's;
+``results.store_validation``) so its owner can watch it, in the verdict's transaction; a log
+that cannot be kept changes nothing of the verdict.  Problems of the platform
 (no sandbox, files missing, the database) leave the version pending, to be validated again.
 
 **Fair tables.**  A bot must not be able to tell its validation (which decides whether the
@@ -38,7 +40,8 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +51,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from cow006 import spec as cow_spec
 from cow006.host import Limits
 from cow006.untrusted import clean
-from cow006_platform import locks, storage
+from cow006_platform import locks, results, storage
 from cow006_platform.db import session_scope
 from cow006_platform.models import (
     AgentVersion,
@@ -203,12 +206,14 @@ def validate(session_factory: sessionmaker[Session], settings: Settings, version
     specs.insert(seat, path)
     labels = [*opponents]
     labels.insert(seat, label)
+    started = utcnow()
     log, stderr = play(specs, labels, rng.getrandbits(63), limits, sb)
     faults = [f for f in log.get("faults", []) if f.get("seat") == seat]
     with session_scope(session_factory) as session:
         version = locks.lock(session, AgentVersion, version_id)
         if version is None:
             return
+        _keep_match(session, version, seat, log, stderr[seat], started)
         if faults:
             version.status = VersionStatus.rejected
             # Fault details and stderr are the bot's text: cleaned (again) before storing.
@@ -217,6 +222,23 @@ def validate(session_factory: sessionmaker[Session], settings: Settings, version
             version.status = VersionStatus.active
             version.reason = None
         version.validated_at = utcnow()
+
+
+def _keep_match(
+    session: Session,
+    version: AgentVersion,
+    seat: int,
+    log: Mapping[str, Any],
+    stderr: str | None,
+    started: datetime,
+) -> None:
+    """Keep the validation match for its owner to watch, in a savepoint: a log that cannot
+    be stored is logged and left out, the verdict stays the same."""
+    try:
+        with session.begin_nested():
+            results.store_validation(session, version, seat, log, stderr, started)
+    except Exception:
+        logger.exception("the validation match of version %s was not kept", version.id)
 
 
 def _count_validation(

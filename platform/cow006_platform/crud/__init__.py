@@ -1,7 +1,7 @@
 """The query layer: what the API and the web pages read and write, as typed rows.
 
 One module per resource (``agents``, ``evaluations``, ``ladders``, ``leagues``, ``matches``,
-``users``).  A read
+``users``; ``validations``: a version's queue place and validation match).  A read
 returns a response model of ``schemas`` (or a ``Page`` of them, or a row type of its own for
 a page-only table), validated with ``model_validate(row, from_attributes=True)`` from rows
 that select what the answer shows.  A write checks what the caller may do, changes the rows
@@ -11,7 +11,7 @@ page: there is no FastAPI here.  Routes parse the request, call one function of 
 and answer what it returns.
 """
 
-from . import agents, evaluations, ladders, leagues, matches, users
+from . import agents, evaluations, ladders, leagues, matches, users, validations
 from ._errors import Conflict, Forbidden, Invalid, NotFound, Refused, TooMany
 from ._rows import Paging, by_name_or_id
 
@@ -30,4 +30,5 @@ __all__ = [
     "leagues",
     "matches",
     "users",
+    "validations",
 ]

@@ -9,6 +9,7 @@ version's status, only the owner and admins why validation rejected it, and its 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -41,6 +42,7 @@ from ..schemas import (
     VersionOut,
 )
 from ..settings import Settings
+from . import validations
 from ._errors import (
     Conflict,
     Forbidden,
@@ -57,6 +59,7 @@ from ._rows import Paging, Query, paged, paged_counted
 
 # A source file larger than this is listed without its text.
 MAX_SOURCE_TEXT = 256 * 1024
+MAX_NAME = 40  # characters of an agent's name (``Agent.name``)
 
 
 # --- agents ------------------------------------------------------------------------------
@@ -97,6 +100,59 @@ def list_agents(session: Session, paging: Paging, owner_id: int | None = None) -
     if owner_id is not None:
         query = query.where(Agent.owner_id == owner_id)
     return paged(session, AgentOut, query, paging)
+
+
+def ids_by_name(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """The ids of the agents named in ``names`` (exactly, as stored) that exist."""
+    wanted = [n for n in names if 0 < len(n) <= MAX_NAME]
+    if not wanted:
+        return {}
+    rows = session.execute(select(Agent.name, Agent.id).where(Agent.name.in_(wanted)))
+    return {str(name): int(aid) for name, aid in rows}
+
+
+def version_ids_by_label(session: Session, labels: Sequence[str]) -> dict[str, int]:
+    """The ids of the versions named ``agent@number`` in ``labels`` that exist."""
+    wanted: dict[tuple[str, int], str] = {}
+    for label in labels:
+        name, at, number = label.rpartition("@")
+        if at and 0 < len(name) <= MAX_NAME and number.isdigit() and len(number) <= 9:
+            wanted[(name, int(number))] = label
+    if not wanted:
+        return {}
+    rows = session.execute(
+        select(Agent.name, AgentVersion.number, AgentVersion.id)
+        .join(Agent, Agent.id == AgentVersion.agent_id)
+        .where(Agent.name.in_({name for name, _ in wanted}))
+    )
+    out: dict[str, int] = {}
+    for agent, seq, vid in rows:
+        found = wanted.get((str(agent), int(seq)))
+        if found is not None:
+            out[found] = int(vid)
+    return out
+
+
+def challengeable(session: Session, user: User, limit: int) -> list[str]:
+    """The names of agents ``user`` may seat in a challenge (not disabled, with an active
+    version, their own or accepting challenges), the most recently created first: the
+    challenge form's suggestions."""
+    active = (
+        select(AgentVersion.id)
+        .where(AgentVersion.agent_id == Agent.id, AgentVersion.status == VersionStatus.active)
+        .exists()
+    )
+    query = (
+        select(Agent.name)
+        .where(
+            Agent.disabled.is_(False),
+            active,
+            (Agent.owner_id == user.id) | Agent.accepts_challenges.is_(True),
+        )
+        .order_by(Agent.id.desc())
+        .limit(limit)
+    )
+    return [str(name) for name in session.scalars(query)]
 
 
 def create_agent(session: Session, name: str, user: User) -> AgentOut:
@@ -147,13 +203,47 @@ def list_versions(
     query = (
         select(AgentVersion).where(AgentVersion.agent_id == agent.id).order_by(AgentVersion.number)
     )
-    return paged(session, VersionOut, query, paging, _private(agent, user))
+    found = paged(session, VersionOut, query, paging, _private(agent, user))
+    with_validation(session, found.items)
+    return found
 
 
 def get_version(session: Session, agent_id: int, number: int, user: User | None) -> VersionOut:
     agent = get(session, Agent, agent_id, "agent")
     version = _version(session, agent, number)
-    return VersionOut.model_validate(version, from_attributes=True, context=_private(agent, user))
+    out = VersionOut.model_validate(version, from_attributes=True, context=_private(agent, user))
+    with_validation(session, [out])
+    return out
+
+
+def latest_uploads(session: Session, user: User, limit: int) -> list[VersionOut]:
+    """The versions ``user`` uploaded last, newest first, as their owner sees them (the
+    reasons), with their validation (the queue place, the validation match)."""
+    rows = session.scalars(
+        select(AgentVersion)
+        .join(Agent, Agent.id == AgentVersion.agent_id)
+        .where(Agent.owner_id == user.id)
+        .order_by(AgentVersion.id.desc())
+        .limit(limit)
+    ).all()
+    context = {"private": True}
+    out = [VersionOut.model_validate(v, from_attributes=True, context=context) for v in rows]
+    with_validation(session, out)
+    return out
+
+
+def with_validation(session: Session, versions: Sequence[VersionOut]) -> None:
+    """Fill in the pending versions' places in the validation queue and the others'
+    validation matches (``crud.validations``)."""
+    pending = [v.id for v in versions if v.status is VersionStatus.pending]
+    places = validations.queue_places(session, pending)
+    decided = [v.id for v in versions if v.status is not VersionStatus.pending]
+    watched = validations.validation_matches(session, decided)
+    for v in versions:
+        place = places.get(v.id)
+        if place is not None:
+            v.queue_place, v.queue_seconds = place.place, place.seconds
+        v.validation_match_id = watched.get(v.id)
 
 
 def upload_version(

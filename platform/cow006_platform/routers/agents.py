@@ -103,6 +103,7 @@ def upload_version(
     )
     executor.submit_validation(version.id)
     out = VersionOut.model_validate(version, from_attributes=True, context={"private": True})
+    crud.agents.with_validation(session, [out])  # its place in the validation queue
     return respond(out, status.HTTP_201_CREATED)
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from .. import crud, deps, security, throttle, websession
-from ..deps import MAX_TOKEN_CHARS, SettingsDep, WebUser, web_user
+from ..deps import MAX_TOKEN_CHARS, SessionDep, SettingsDep, WebUser, web_user
 from ..models import ApiToken, User
 from ..routers.common import http_error as crud_error
 from ..routers.users import count_registration
@@ -35,6 +35,7 @@ SIGN_IN_FIELDS = 8  # the most fields a sign-in or registration form may send
 FIELD_BYTES = 16 * 1024
 BAD_CSRF = "this form has expired or did not come from this site: reload the page and send it again"
 BAD_TOKEN = "invalid API token (unknown, revoked or expired)"
+LATEST_UPLOADS = 10  # a signed-in user's uploads listed on /upload
 
 
 def _see_other(path: str) -> Response:
@@ -103,7 +104,13 @@ def _form_page(
 ) -> HTMLResponse:
     """The page a sign-in or registration form is on (``page``: the upload page or /login;
     a form posted says which in its ``page`` field), with what the form's answer says."""
-    base = {"title": "Sign in", "error": None, "register_error": None, "created": None}
+    base: dict[str, Any] = {
+        "title": "Sign in",
+        "error": None,
+        "register_error": None,
+        "created": None,
+        "uploads": [],
+    }
     on = context.pop("page", None) or (fields or {}).get("page")
     if on == "upload":
         extra = {"title": "Upload a bot", "form_page": "upload"}
@@ -264,8 +271,10 @@ def _close(factory: sessionmaker[Session], secret: str) -> None:
 
 
 @router.get("/upload", response_class=HTMLResponse)
-def upload_page(request: Request) -> Response:
-    """Sign in or register, create an agent, upload a version and watch it validate."""
+def upload_page(request: Request, session: SessionDep, me: WebUser) -> Response:
+    """Sign in or register, create an agent, upload a version and watch it validate; for a
+    signed-in user, their latest uploads with their validation (a reload shows the news,
+    without JavaScript too)."""
     if request.url.query:
         # An old form sent the token in the query (``/upload?token=...``): it must not stay in
         # the address bar, the history or a Referer.  The page reads no query but ``agent``.
@@ -273,4 +282,5 @@ def upload_page(request: Request) -> Response:
         name, agent = pairs[0] if len(pairs) == 1 else ("", "")
         if name != "agent" or not agent.isdigit() or len(agent) > 18:
             return _see_other("/upload")
-    return _form_page(request, {"next": "/upload", "page": "upload"})
+    uploads = [] if me is None else crud.agents.latest_uploads(session, me.user, LATEST_UPLOADS)
+    return _form_page(request, {"next": "/upload", "page": "upload", "uploads": uploads})

@@ -26,8 +26,9 @@ from .routes import LIST_LIMIT, PageRoute, ident, render
 router = APIRouter(include_in_schema=False, route_class=PageRoute, dependencies=[Depends(web_user)])
 
 
-def _sign_in_first(request: Request) -> Response:
-    target = quote(request.url.path, safe="/")
+def sign_in_first(request: Request, back: str | None = None) -> Response:
+    """Off to /login first, back to this page (or to ``back``, a path) after."""
+    target = quote(back or request.url.path, safe="/")
     response = RedirectResponse(f"/login?next={target}", status.HTTP_303_SEE_OTHER)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -37,7 +38,7 @@ def _sign_in_first(request: Request) -> Response:
 def my_page(request: Request, me: WebUser) -> Response:
     """ "My agents": the signed-in user's own page (their agents), else sign in first."""
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     response = RedirectResponse(f"/users/{me.user.id}", status.HTTP_303_SEE_OTHER)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -52,7 +53,7 @@ def enter(
     aid = ident(agent_id, "agent")
     check_csrf(request, fields, me)
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     ladder_id = ident(fields.get("ladder_id", ""), "ladder")
     version_id = ident(fields.get("version_id", ""), "version")
     body = EntryCreate(agent_id=aid, version_id=version_id)
@@ -66,7 +67,7 @@ def enter(
 def evaluations_page(request: Request, session: SessionDep, me: WebUser) -> Response:
     """The signed-in user's evaluation runs, newest first."""
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     runs = crud.evaluations.list_runs(session, me.user, Paging(LIST_LIMIT, 0))
     return render(request, "evaluations.html", {"title": "Evaluation runs", "runs": runs})
 
@@ -76,6 +77,6 @@ def evaluation_page(request: Request, run_id: str, session: SessionDep, me: WebU
     """One run and its figures so far."""
     rid = ident(run_id, "evaluation run")
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     run = crud.evaluations.get_run(session, rid, me.user)
     return render(request, "evaluation.html", {"title": f"Evaluation run {rid}", "run": run})

@@ -54,6 +54,9 @@ MATCH_LIST = 50  # matches on /matches
 MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
 GUIDE_URL = "/guide"
+STARTER_URL = "/starter/python.zip"  # the starter kit (``kit``)
+CHALLENGE_FIELDS = 3  # opponents named on an agent page's challenge form (web.challenge)
+CHALLENGE_SUGGESTIONS = 200  # agent names its datalist suggests
 REFRESH_SECONDS = 5  # how often live pages poll (``?refresh=N`` overrides it, 1..60)
 
 # Scripts and styles come from /static only; a replay's steps are embedded as a JSON data block
@@ -110,6 +113,19 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st..."""
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def queue_note(seconds: int) -> str:
+    """About how long a wait is: "about 40 s", "about 3 min"."""
+    return f"about {seconds} s" if seconds < 120 else f"about {round(seconds / 60)} min"
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -121,7 +137,9 @@ def _environment() -> jinja2.Environment:
     env.globals["static_url"] = static_url
     env.globals["N_ROWS"] = N_ROWS
     env.globals["guide_url"] = GUIDE_URL
+    env.globals["starter_url"] = STARTER_URL
     env.filters.update(heads=heads, when=when, number=number, percent=percent, sentence=sentence)
+    env.filters.update(ordinal=ordinal, wait=queue_note)
     return env
 
 
@@ -318,14 +336,18 @@ def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
 def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser) -> Response:
     """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals;
-    for its signed-in owner, the form that enters it in a ladder (``lab.enter``)."""
+    for its signed-in owner, the forms that enter it in a ladder (``lab.enter``) and
+    challenge other agents (``challenge.challenge``)."""
     aid = ident(agent_id, "agent")
     agent = crud.agents.get_agent(session, aid)
     versions = crud.agents.list_versions(session, aid, None, Paging(LIST_LIMIT, 0))
     open_ladders = []
+    rivals_to_name: list[str] = []
     if me is not None and me.user.id == agent.owner_id:
         ladders = crud.ladders.list_ladders(session, Paging(LIST_LIMIT, 0)).items
         open_ladders = [lad for lad in ladders if lad.state != "closed"]
+        names = crud.agents.challengeable(session, me.user, CHALLENGE_SUGGESTIONS + 1)
+        rivals_to_name = [n for n in names if n != agent.name][:CHALLENGE_SUGGESTIONS]
     return render(
         request,
         "agent.html",
@@ -338,6 +360,8 @@ def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser
             "recent": _matches(session, RECENT_MATCHES, agent_id=aid),
             "rivals": crud.agents.rivals(session, aid, HEAD_TO_HEAD_ROWS),
             "open_ladders": open_ladders,
+            "challenge_names": rivals_to_name,
+            "challenge_fields": CHALLENGE_FIELDS,
         },
     )
 
@@ -390,6 +414,8 @@ def match_page(request: Request, match_id: str, session: SessionDep, refresh: Po
             "match": match,
             "log": log,
             "seats": seats,
+            # The log's seat -> the agent at it (a validation match seats one agent only).
+            "seat_agents": {p.seat: p.agent_id for p in match.participants},
             "replay": viewer,
             "rounds": rounds,
             "replay_error": broken,

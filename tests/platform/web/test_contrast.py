@@ -108,3 +108,22 @@ def test_body_text_and_links_are_4_5_to_1() -> None:
     for text in ("--ink", "--muted", "--link", "--bad", "--ok", "--warn"):
         for background in LIGHT:
             assert ratio(colour(VARS[text]), VARS[background]) >= 4.5, (text, background)
+
+
+def test_the_replay_s_heads_fault_marks_and_winners_are_4_5_to_1() -> None:
+    ink, muted, bad = (colour(VARS[v]) for v in ("--ink", "--muted", "--bad"))
+    full = colour(RULES[".row-wrap.full"]["background"])
+    rows = [colour(RULES[".row-wrap"]["background"]), colour(RULES[".row-wrap.took"]["background"])]
+    for background in [*rows, full]:  # a row's heads, in every state of its row
+        assert ratio(colour(RULES[".row-heads"]["color"]), background) >= 4.5, background
+        assert ratio(colour(RULES[".row-heads b"]["color"]), background) >= 4.5, background
+    assert colour(RULES[".row-heads"]["color"]) == muted
+    assert ratio(colour(RULES[".row-wrap.full .row-heads::after"]["color"]), full) >= 4.5
+    slot = RULES[".slot.danger"]
+    assert ratio(colour(slot["color"]), colour(slot["background"])) >= 4.5
+    # A fault's mark, on the panel and on the players' highlighted rows.
+    mark = colour(RULES[".fault-mark"]["color"])
+    assert mark == bad
+    for background in (VARS["--panel"], "#e3eefb", "#fbe4e1"):
+        assert ratio(mark, background) >= 4.5, background
+    assert ratio(ink, colour(RULES[".outcome"]["background"])) >= 4.5

@@ -44,6 +44,7 @@
           { class: "status" },
           Cow.badge(v.status),
           v.suspended ? el("span", { class: "suspended" }, " suspended") : null,
+          ...Cow.validationNote(v),
         ),
         el("td", { class: "when" }, Cow.when(v.created_at)),
       ),

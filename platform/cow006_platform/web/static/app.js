@@ -155,6 +155,39 @@ const Cow = (() => {
     return el("span", { class: "badge badge-" + state }, state);
   }
 
+  /* A version's validation as the templates' validation_note: its place in the queue while
+   * pending ("2nd in line, about 20 s"), then the link to watch its validation match. */
+  function ordinal(n) {
+    const suffix = n % 100 >= 10 && n % 100 <= 20 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
+    return n + suffix;
+  }
+
+  function validationNote(v) {
+    const out = [];
+    if (v.queue_place) {
+      const s = v.queue_seconds || 0;
+      const wait = s < 120 ? "about " + s + " s" : "about " + Math.round(s / 60) + " min";
+      out.push(
+        el(
+          "span",
+          { class: "queue-place", "data-queue-place": v.queue_place },
+          " " + ordinal(v.queue_place) + " in line, " + wait,
+        ),
+      );
+    }
+    if (v.validation_match_id) {
+      out.push(" ");
+      out.push(
+        el(
+          "a",
+          { class: "validation-match", href: "/matches/" + Number(v.validation_match_id) },
+          "watch its validation match",
+        ),
+      );
+    }
+    return out;
+  }
+
   function num(v, digits = 2) {
     return v === null || v === undefined ? "–" : Number(v).toFixed(digits);
   }
@@ -287,6 +320,7 @@ const Cow = (() => {
     showError,
     token,
     tokenRejected: false,
+    validationNote,
     when,
   };
 })();

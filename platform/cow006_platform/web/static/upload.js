@@ -102,6 +102,17 @@
     return () => loadAgents(agent.id);
   });
 
+  /* " Watch its validation match." as a link to its replay, once the version has one. */
+  function watch(v, text) {
+    if (!v.validation_match_id) return [];
+    const link = el(
+      "a",
+      { class: "validation-match", href: "/matches/" + Number(v.validation_match_id) },
+      text.trim(),
+    );
+    return [" ", link];
+  }
+
   function showVersion(agentId, v) {
     const link = $("upload-version-link");
     link.textContent = v.label;
@@ -112,11 +123,17 @@
     const note = $("upload-note");
     const reason = $("upload-reason");
     if (v.status === "pending") {
-      note.textContent = "Validating: a short match against the built-in bots…";
+      note.replaceChildren(
+        "Validating: a short match against the built-in bots.",
+        ...Cow.validationNote(v),
+      );
     } else if (v.status === "active") {
-      note.textContent = "Validated: it can now enter ladders and be challenged.";
+      note.replaceChildren(
+        "Validated: it can now enter ladders and be challenged.",
+        ...watch(v, " Watch its validation match."),
+      );
     } else {
-      note.textContent = "Rejected. Why:";
+      note.replaceChildren("Rejected.", ...watch(v, " Watch its validation match."), " Why:");
     }
     reason.textContent = v.reason || "";
     reason.hidden = !v.reason;
