@@ -18,7 +18,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from cow006_platform import crud, models
+from cow006_platform import crud, db, models, security
 from cow006_platform.models import MatchKind
 from cow006_platform.schemas import EvaluationCreate
 from cow006_platform.settings import Settings
@@ -148,6 +148,14 @@ def sign_in(page: Any, token: str) -> None:
     page.wait_for_selector("#whoami[data-user]")
 
 
+def admin_token(live: LiveServer) -> str:
+    """The token of a new admin user (made as the CLI makes one)."""
+    with db.session_scope(live.app.state.session_factory) as session:
+        count = session.scalar(select(models.User.id).order_by(models.User.id.desc()).limit(1))
+        _, token = security.create_user(session, f"root{count}", is_admin=True)
+    return token
+
+
 def seed_evaluation(live: LiveServer) -> int:
     """An evaluation run of alice's (alpha against beta as baseline, on gamma's tables) with
     its matches played: the id of the run, for /evaluations/{id}."""
@@ -194,6 +202,7 @@ def every_page(live: LiveServer, evaluation_id: int) -> dict[str, str]:
         "me": "/me",
         "evaluations": "/evaluations",
         "evaluation": f"/evaluations/{evaluation_id}",
+        "admin": "/admin",  # a visitor is sent to /login, a user who is no admin gets a 403
         "error-404": "/agents/999999",
         "error-422": f"/ladders/{s.ladder_id}?refresh=%3Cscript%3E",
         "error-405": "/logout",

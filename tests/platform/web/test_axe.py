@@ -18,6 +18,7 @@ from helpers.browser import (
     AXE_FAILING,
     LiveServer,
     Pages,
+    admin_token,
     axe_source,
     axe_violations,
     every_page,
@@ -79,6 +80,21 @@ def test_no_serious_violation_on_any_page(
         page.context.route(SCRIPT, lambda route: blocked.append(route.request.url) or route.abort())
     assert check_every_page(page, live_server, evaluation_id) == []
     assert scripts or blocked
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_no_serious_violation_on_the_admin_pages(
+    pages: Pages, live_server: LiveServer, width: int
+) -> None:
+    page = pages.open("/", width=width, height=900 if width > 1000 else 844)
+    sign_in(page, admin_token(live_server))
+    source = axe_source()
+    for path in ("/admin", "/"):  # the forms, and the header with its admin link
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        assert page.locator('header a[href="/admin"]').count() == 1
+        failing = [v for v in axe_violations(page, source) if v["impact"] in AXE_FAILING]
+        assert failing == [], path
 
 
 def test_axe_finds_what_it_should(pages: Pages, live_server: LiveServer) -> None:
