@@ -4,7 +4,8 @@ Each run writes them fresh to artifacts/screenshots/ (git-ignored): ``NAME-deskt
 ``NAME-phone.png``, the whole page.  docs/web.md shows a set of them committed under
 docs/screenshots/ (``DOCS_SET``, the first screen of each only, to keep them small); with
 ``COW006_DOCS_SCREENSHOTS=1`` this test rewrites that set too.  The public pages are taken as
-a visitor sees them, the personal ones (/me, /evaluations, /upload) signed in as alice.
+a visitor sees them, the personal ones (/me, /evaluations, /upload) signed in as alice, /admin
+as an admin.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from helpers.browser import (
     SCREENSHOTS,
     LiveServer,
     Pages,
+    admin_token,
     every_page,
     require_browser,
     seed_evaluation,
@@ -33,7 +35,7 @@ require_browser(module=True)  # one skip for the module (a failure under CI=true
 WIDTHS = {"desktop": (1366, 900), "phone": (390, 844)}
 SIGNED_IN = {"me", "evaluations", "evaluation", "upload"}
 DOCS = ROOT / "docs" / "screenshots"
-DOCS_SET = {"home", "ladder", "agent", "match", "upload", "evaluation", "error-404"}
+DOCS_SET = {"home", "ladder", "agent", "match", "upload", "evaluation", "admin", "error-404"}
 
 
 def shoot(page: Any, path: str, out: Path, docs: Path | None) -> None:
@@ -53,13 +55,15 @@ def test_every_page_at_both_widths(pages: Pages, live_server: LiveServer, width:
     visitor = pages.open("/", width=w, height=h)
     alice = pages.open("/", width=w, height=h)
     sign_in(alice, live_server.seeded.alice_token)
+    root = pages.open("/", width=w, height=h)
+    sign_in(root, admin_token(live_server))
     update_docs = os.environ.get("COW006_DOCS_SCREENSHOTS") == "1"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     if update_docs:
         DOCS.mkdir(parents=True, exist_ok=True)
     written = []
     for name, path in every_page(live_server, evaluation).items():
-        page = alice if name in SIGNED_IN else visitor
+        page = root if name == "admin" else alice if name in SIGNED_IN else visitor
         out = SCREENSHOTS / f"{name}-{width}.png"
         docs = DOCS / f"{name}-{width}.png" if update_docs and name in DOCS_SET else None
         shoot(page, path, out, docs)
