@@ -294,6 +294,15 @@ class Rating(Base):
     matches: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)
     last_played_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    # Kept by ``ratings.apply_match`` for the leaderboard (never aggregated per request): the
+    # rated matches whose rounds are known, the heads and rounds over them, how many of them
+    # it faulted in, and its entry's rank just before its latest match (None: not on the
+    # board then).
+    tallied: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    heads: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    rounds: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    faulted: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    previous_rank: Mapped[int | None] = mapped_column(Integer, default=None)
 
     version: Mapped[AgentVersion] = relationship()
 
@@ -302,7 +311,11 @@ class RatingPoint(Base):
     """One point of rating history: a version's rating right after one match."""
 
     __tablename__ = "rating_points"
-    __table_args__ = (Index("ix_rating_points_version", "version_id", "ladder_id", "id"),)
+    __table_args__ = (
+        Index("ix_rating_points_version", "version_id", "ladder_id", "id"),
+        # A match's rating changes (an agent's results: ``crud.agents.rating_changes``).
+        Index("ix_rating_points_match", "match_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
@@ -415,6 +428,7 @@ class Match(Base):
     scores: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     ranks: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
     faults: Mapped[list[Any] | None] = mapped_column(JSON, default=None)
+    rounds: Mapped[int | None] = mapped_column(Integer, default=None)  # once finished
     error: Mapped[str | None] = mapped_column(Text, default=None)
     # Execution bookkeeping (the workers' lease; attempts counts runs started and is the
     # fencing token of a run).  lease_expires_at: for a running match, when its worker's lease

@@ -21,11 +21,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any, overload
 
 import trueskill
-from sqlalchemy import ColumnElement, delete, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from . import locks
-from .models import Ladder, Match, MatchKind, MatchStatus, Rating, RatingPoint, utcnow
+from .models import (
+    Agent,
+    Ladder,
+    LadderEntry,
+    Match,
+    MatchKind,
+    MatchStatus,
+    Rating,
+    RatingPoint,
+    utcnow,
+)
 
 # The probability that two given players of a 4-player match of built-in bots finish on the
 # same total, measured with ``python bench/draws.py --matches 5000 --seed 1``: 0.0108 (323 ties in
@@ -99,8 +109,10 @@ def apply_match(session: Session, match: Match) -> bool:
     """Apply a finished rated ladder match to its seats' ratings, in the caller's transaction.
 
     Creates a Rating at the ladder's mu/sigma for a version's first match, appends one
-    RatingPoint per seat, counts matches and wins (rank 1, shared or not), and sets
-    ``match.rating_applied``.  Returns False, changing nothing, if it was applied already.
+    RatingPoint per seat, counts matches and wins (rank 1, shared or not), keeps the results
+    view's figures (each rating's rank just before the match, and for a match whose rounds
+    are known its heads, rounds and whether it faulted), and sets ``match.rating_applied``.
+    Returns False, changing nothing, if it was applied already.
     """
     if match.rating_applied:
         return False
@@ -140,17 +152,25 @@ def apply_match(session: Session, match: Match) -> bool:
             )
             session.add(row)
         rows.append(row)
+    before = board_ranks(session, ladder, version_ids)
     env = environment(ladder)
     ranks = [int(r) for r in match.ranks]
     new = rate(env, [env.create_rating(r.mu, r.sigma) for r in rows], ranks)
     when = match.finished_at or utcnow()
-    for row, rating, rank in zip(rows, new, ranks, strict=True):
+    scores = list(match.scores or [])
+    for row, rating, rank, seat in zip(rows, new, ranks, seats, strict=True):
         row.mu = float(rating.mu)
         row.sigma = float(rating.sigma)
         row.conservative = conservative(row.mu, row.sigma)
         row.matches = (row.matches or 0) + 1
         row.wins = (row.wins or 0) + (1 if rank == 1 else 0)
         row.last_played_at = when
+        row.previous_rank = before.get(seat.version_id)
+        if match.rounds and seat.seat < len(scores):  # a match stored before rounds were kept
+            row.tallied = (row.tallied or 0) + 1
+            row.heads = (row.heads or 0) + int(scores[seat.seat])
+            row.rounds = (row.rounds or 0) + int(match.rounds)
+            row.faulted = (row.faulted or 0) + (1 if seat.faults else 0)
         session.add(
             RatingPoint(
                 ladder_id=ladder.id,
@@ -164,6 +184,37 @@ def apply_match(session: Session, match: Match) -> bool:
     match.rating_applied = True
     session.flush()
     return True
+
+
+def board_ranks(session: Session, ladder: Ladder, version_ids: Sequence[int]) -> dict[int, int]:
+    """The leaderboard rank now of each of ``version_ids`` that its agent's active entry plays
+    in ``ladder`` (the board's order: ``crud.ladders``, mu - 3 sigma, then earlier entries).
+
+    One query over the ladder's entries (their ids and conservative ratings, no names), under
+    the ladder's lock in ``apply_match``: a place stored as it was before a match, so that the
+    board shows the rank change without any history read per request."""
+    key = func.coalesce(Rating.conservative, conservative(ladder.mu, ladder.sigma))
+    place = func.row_number().over(order_by=(key.desc(), LadderEntry.id))
+    board = (
+        select(LadderEntry.version_id.label("version_id"), place.label("rank"))
+        .join(Agent, Agent.id == LadderEntry.agent_id)
+        .outerjoin(
+            Rating,
+            (Rating.ladder_id == LadderEntry.ladder_id)
+            & (Rating.version_id == LadderEntry.version_id),
+        )
+        .where(
+            LadderEntry.ladder_id == ladder.id,
+            LadderEntry.active.is_(True),
+            Agent.disabled.is_(False),
+        )
+        .subquery()
+    )
+    # Ranked in SQL, only the seats' rows sent back (not the whole board).
+    rows = session.execute(
+        select(board.c.version_id, board.c.rank).where(board.c.version_id.in_(list(version_ids)))
+    )
+    return {int(vid): int(rank) for vid, rank in rows}
 
 
 def rerate(session: Session, ladder_id: int) -> int:

@@ -130,6 +130,7 @@ def finish_match(
     match.scores = list(log["scores"])
     match.ranks = list(log["ranks"])
     match.faults = faults
+    match.rounds = len(log["rounds"])
     match.status = MatchStatus.finished
     match.finished_at = now
     match.error = None

@@ -325,13 +325,25 @@ class EntryOut(_Entrant, _InLadder):
     entered_at: Timestamp
 
 
-class LeaderboardRow(_Entrant, _Ranked):
+class _BoardRanked(BaseModel):
+    rank: int
+    # previous_rank - rank: places gained (negative: lost) since just before the version's
+    # latest match; null before its first match here (or when it was not on the board then).
+    rank_change: int | None = None
+
+
+class LeaderboardRow(_Entrant, _BoardRanked):
     mu: float
     sigma: float
     conservative: float  # mu - 3 sigma: the sort key
     matches: int
     wins: int
     win_rate: float | None  # wins / matches; null before the first match
+    # Added for the results view (additive; each kept per rating when a match is rated):
+    previous_rank: int | None = None  # the rank just before its latest match
+    last_played_at: Timestamp | None = None  # its latest rated match here
+    heads_per_round: float | None = None  # mean penalty heads per round over its matches
+    fault_rate: float | None = None  # the share of its matches in which it faulted
 
 
 # --- leagues -----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from sqlalchemy.orm import sessionmaker
 
 from cow006_platform import db, migrate, models
 
-HEAD = "0009"
+HEAD = "0010_results"
 
 
 def _downgrade(db_url: str, revision: str) -> None:

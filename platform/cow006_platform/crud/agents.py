@@ -478,3 +478,38 @@ def rating_series(session: Session, agent_id: int, limit: int) -> list[RatingSer
         points = [(r.match_id, r.number, r.mu, r.sigma) for r in reversed(latest)]
         out.append(RatingSeries(ladder_id=ladder_id, ladder=name, total=total, points=points))
     return out
+
+
+def rating_changes(
+    session: Session, agent_id: int, match_ids: Sequence[int]
+) -> dict[tuple[int, int], float]:
+    """How much each rated match of ``match_ids`` moved the conservative rating (mu - 3
+    sigma, what ranks) of the agent's version in it, by (match, version): the rating point
+    of that match against the version's point before it in the ladder (or the ladder's
+    initial rating).  One query, by the points' match index."""
+    if not match_ids:
+        return {}
+    before = aliased(RatingPoint)
+    previous = (
+        select(ratings.conservative(before.mu, before.sigma))
+        .where(
+            before.version_id == RatingPoint.version_id,
+            before.ladder_id == RatingPoint.ladder_id,
+            before.id < RatingPoint.id,
+        )
+        .order_by(before.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    rows = session.execute(
+        select(
+            RatingPoint.match_id,
+            RatingPoint.version_id,
+            ratings.conservative(RatingPoint.mu, RatingPoint.sigma).label("after"),
+            func.coalesce(previous, ratings.conservative(Ladder.mu, Ladder.sigma)).label("before"),
+        )
+        .join(Ladder, Ladder.id == RatingPoint.ladder_id)
+        .join(AgentVersion, AgentVersion.id == RatingPoint.version_id)
+        .where(RatingPoint.match_id.in_(list(match_ids)), AgentVersion.agent_id == agent_id)
+    ).all()
+    return {(r.match_id, r.version_id): float(r.after - r.before) for r in rows}

@@ -27,7 +27,15 @@ from ..models import (
     VersionStatus,
     version_label,
 )
-from ..schemas import EntryCreate, EntryOut, LadderCreate, LadderOut, LeaderboardRow, Page
+from ..schemas import (
+    EntryCreate,
+    EntryOut,
+    LadderCreate,
+    LadderOut,
+    LeaderboardRow,
+    Page,
+    Timestamp,
+)
 from ._errors import Conflict, NotFound, commit, get, require_free_name, require_owner
 from ._rows import (
     AGENT_FIELDS,
@@ -51,6 +59,35 @@ def _conservative(ladder: Ladder | None) -> Any:
     return func.coalesce(Rating.conservative, ratings.conservative(of.mu, of.sigma))
 
 
+# The figures kept per rating for the results view (``ratings.apply_match``): read with
+# every entry, in the same row (null before the version's first match in the ladder).
+_TALLIES = (
+    Rating.last_played_at,
+    Rating.previous_rank,
+    Rating.tallied,
+    Rating.heads,
+    Rating.rounds.label("rounds"),
+    Rating.faulted,
+)
+
+
+def figures(row: dict[str, Any]) -> dict[str, Any]:
+    """An entry's derived figures from its row's: its label, win rate, mean heads per round
+    and fault rate (None where nothing was counted yet)."""
+    matches, rounds, tallied = row["matches"], row["rounds"], row["tallied"]
+    return {
+        "label": version_label(row["agent"], row["version"]),
+        "win_rate": row["wins"] / matches if matches else None,
+        "heads_per_round": row["heads"] / rounds if rounds else None,
+        "fault_rate": row["faulted"] / tallied if tallied else None,
+    }
+
+
+def rank_change(previous: int | None, rank: int) -> int | None:
+    """Places gained since just before the latest match (negative: lost)."""
+    return None if previous is None else previous - rank
+
+
 def entries_query(*columns: Any, ladder: Ladder | None = None) -> Query:
     """Ladder entries with their agent, owner, version and the current rating of the version
     each plays in its ladder (and ``columns``): the one query behind every list of entries.
@@ -69,6 +106,7 @@ def entries_query(*columns: Any, ladder: Ladder | None = None) -> Query:
         _conservative(ladder).label("conservative"),
         func.coalesce(Rating.matches, 0).label("matches"),
         func.coalesce(Rating.wins, 0).label("wins"),
+        *_TALLIES,
         *columns,
     )
     if ladder is None:
@@ -136,15 +174,12 @@ def _board_query(ladder: Ladder) -> Query:
 def _ranked(rows: Any, first: int) -> list[dict[str, Any]]:
     # The rank, the label and the win rate of the rows read alone: in SQL they would be
     # computed for every entry of the ladder (the total is counted over them all).
-    return [
-        {
-            **r._asdict(),
-            "rank": rank,
-            "label": version_label(r.agent, r.version),
-            "win_rate": r.wins / r.matches if r.matches else None,
-        }
-        for rank, r in enumerate(rows, first)
-    ]
+    out = []
+    for rank, r in enumerate(rows, first):
+        row = r._asdict()
+        row.update(figures(row), rank=rank, rank_change=rank_change(r.previous_rank, rank))
+        out.append(row)
+    return out
 
 
 def leaderboard(session: Session, ladder_id: int, paging: Paging) -> Page[LeaderboardRow]:
@@ -160,7 +195,7 @@ BOARD_ROW_BYTES = 400
 # pure function of them, so kept without tags; at most this many (then forgotten at once).
 _ROW_JSON: dict[tuple[Any, ...], str] = {}
 ROW_JSON_MAX = 50_000
-_UNRANKED = '{"rank":0,'
+_UNRANKED = '{"rank":0,"rank_change":null,'
 
 
 def _row_json(keys: list[str], values: tuple[Any, ...]) -> str:
@@ -169,14 +204,10 @@ def _row_json(keys: list[str], values: tuple[Any, ...]) -> str:
     rest = _ROW_JSON.get(values)
     if rest is None:
         item = dict(zip(keys, values, strict=True))
-        wins, matches = item["wins"], item["matches"]
-        item.update(
-            rank=0,
-            label=version_label(item["agent"], item["version"]),
-            win_rate=wins / matches if matches else None,
-        )
+        item.update(figures(item), rank=0, rank_change=None)
         text = LeaderboardRow.model_validate(item).model_dump_json()
-        assert text.startswith(_UNRANKED), text  # ``rank`` is the model's first field
+        # ``rank`` and ``rank_change`` are the model's first fields: ``board`` writes them.
+        assert text.startswith(_UNRANKED), text
         rest = text[len(_UNRANKED) :]
         if len(_ROW_JSON) >= ROW_JSON_MAX:
             _ROW_JSON.clear()
@@ -201,10 +232,12 @@ def board(session: Session, ladder_id: int, parts: Fragments) -> list[str]:
         ladder = get(session, Ladder, ladder_id, "ladder")
         result = session.execute(_board_query(ladder))
         keys = list(result.keys())
-        built = [
-            f'{{"rank":{rank},{_row_json(keys, tuple(values))}'
-            for rank, values in enumerate(result, 1)
-        ]
+        previous = keys.index("previous_rank")
+        built = []
+        for rank, values in enumerate(result, 1):
+            change = rank_change(values[previous], rank)
+            head = f'{{"rank":{rank},"rank_change":{"null" if change is None else change},'
+            built.append(head + _row_json(keys, tuple(values)))
         parts.put(key, built, tags, sum(map(len, built)) + BOARD_ROW_BYTES * len(built), since)
         return built
 
@@ -229,16 +262,57 @@ class AgentEntry(BaseModel):
     conservative: float
     matches: int
     wins: int
+    # The results view: its place on the board now (None: withdrawn, or the agent disabled),
+    # the change since just before its latest match, and the figures the board shows.
+    rank: int | None = None
+    rank_change: int | None = None
+    last_played_at: Timestamp | None = None
+    heads_per_round: float | None = None
+    fault_rate: float | None = None
 
 
 _agent_entries = TypeAdapter(list[AgentEntry])
 
 
+def _rank_of(session: Session, ladder_id: int, entry_id: int, key: float) -> int:
+    """An entry's place on its ladder's board: 1 + the board's entries ahead of it (a higher
+    conservative rating, or an equal one and entered earlier), counted in SQL."""
+    ladder = get(session, Ladder, ladder_id, "ladder")
+    own = _conservative(ladder)
+    ahead = (
+        select(func.count(LadderEntry.id))
+        .join(Agent, Agent.id == LadderEntry.agent_id)
+        .outerjoin(
+            Rating,
+            (Rating.ladder_id == LadderEntry.ladder_id)
+            & (Rating.version_id == LadderEntry.version_id),
+        )
+        .where(
+            LadderEntry.ladder_id == ladder_id,
+            LadderEntry.active.is_(True),
+            Agent.disabled.is_(False),
+            (own > key) | ((own == key) & (LadderEntry.id < entry_id)),
+        )
+    )
+    return 1 + (session.scalar(ahead) or 0)
+
+
 def agent_entries(session: Session, agent_id: int) -> list[AgentEntry]:
-    """The agent's entries (withdrawn ones too), by ladder."""
-    query = entries_query(*_ENTRY, Ladder.name.label("ladder"), Ladder.state)
+    """The agent's entries (withdrawn ones too), by ladder, with its place on each board."""
+    query = entries_query(
+        *_ENTRY, Ladder.name.label("ladder"), Ladder.state, LadderEntry.id.label("entry_id")
+    )
     rows = session.execute(query.where(LadderEntry.agent_id == agent_id).order_by(Ladder.id)).all()
-    return _agent_entries.validate_python(rows, from_attributes=True)
+    disabled = session.scalar(select(Agent.disabled).where(Agent.id == agent_id))
+    out = []
+    for r in rows:
+        row = r._asdict()
+        row.update(figures(row))
+        if row["active"] and not disabled:
+            rank = _rank_of(session, r.ladder_id, r.entry_id, r.conservative)
+            row.update(rank=rank, rank_change=rank_change(r.previous_rank, rank))
+        out.append(row)
+    return _agent_entries.validate_python(out)
 
 
 def warm_keys(session: Session, limit: int) -> list[str]:

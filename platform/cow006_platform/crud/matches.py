@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from .. import results, workclasses
@@ -162,9 +162,13 @@ def _listed(
     league_id: int | None = None,
     status: MatchStatus | None = None,
     kind: MatchKind | None = None,
+    settled: bool = False,
 ) -> Query:
-    """The ids of the matches a list shows, newest first."""
-    match_filter = []
+    """The ids of the matches a list shows, newest first (``settled``: finished or failed
+    ones only, as an agent's results list them ahead of its queued matches)."""
+    match_filter: list[ColumnElement[bool]] = []
+    if settled:
+        match_filter.append(Match.status.in_((MatchStatus.finished, MatchStatus.failed)))
     if ladder_id is not None:
         match_filter.append(Match.ladder_id == ladder_id)
     if league_id is not None:

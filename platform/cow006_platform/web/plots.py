@@ -1,7 +1,8 @@
 """Server-rendered SVG plots for the web pages (no charting library, no JavaScript).
 
-``rating_history_svg`` draws an agent's rating in one ladder after each rated match: the mu
-line inside a band of mu ± 3 sigma, with the version changes marked.  The SVG scales with its
+``rating_history_svg`` draws an agent's rating in one ladder after each rated match: the
+conservative rating mu - 3 sigma (what ranks it) as the main line with its markers, mu dashed,
+inside a band of mu ± 3 sigma, with the version changes marked.  The SVG scales with its
 container (``viewBox``) and carries a title and description for screen readers; it uses
 presentation attributes only (no inline styles), so the pages' Content-Security-Policy holds.
 """
@@ -116,7 +117,7 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
             out.append(
                 f'<text x="{xx}" y="{TOP + 10}" dx="3" fill="#555">v{points[i].version}</text>'
             )
-    # The band of mu ± 3 sigma, then the mu line.
+    # The band of mu ± 3 sigma, then the mu line (dashed) and the mu - 3 sigma line on top.
     if n == 1:
         xx = _num(x(0))
         out.append(
@@ -134,14 +135,19 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
         line = " ".join(f"{_num(x(i))},{_num(y(p.mu))}" for i, p in enumerate(points))
         out.append(
             f'<polyline class="mu" points="{line}" fill="none" stroke="#1b5fa6" '
-            'stroke-width="2" stroke-linejoin="round"/>'
+            'stroke-width="1.5" stroke-dasharray="5 3" stroke-linejoin="round"/>'
+        )
+        line = " ".join(f"{_num(x(i))},{_num(y(v))}" for i, v in enumerate(lowers))
+        out.append(
+            f'<polyline class="conservative" points="{line}" fill="none" stroke="#0d3d70" '
+            'stroke-width="2.5" stroke-linejoin="round"/>'
         )
     if n <= MAX_MARKERS:
         for i, p in enumerate(points):
             out.append(
-                f'<circle class="point" cx="{_num(x(i))}" cy="{_num(y(p.mu))}" r="3" '
-                f'fill="#1b5fa6"><title>match {p.match_id} (v{p.version}): mu {p.mu:.2f}, '
-                f"sigma {p.sigma:.2f}</title></circle>"
+                f'<circle class="point" cx="{_num(x(i))}" cy="{_num(y(lowers[i]))}" r="3" '
+                f'fill="#0d3d70"><title>match {p.match_id} (v{p.version}): mu - 3 sigma '
+                f"{lowers[i]:.2f} (mu {p.mu:.2f}, sigma {p.sigma:.2f})</title></circle>"
             )
     # The x axis: first and last match numbers.
     base = HEIGHT - BOTTOM
@@ -154,7 +160,7 @@ def rating_history_svg(points: Sequence[RatingPoint], title: str, ident: str) ->
         )
     out.append(
         f'<text x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 4}" text-anchor="middle" '
-        'fill="#555">rated matches (line: μ; band: μ ± 3σ)</text>'
+        'fill="#555">rated matches (line: μ − 3σ; dashed: μ; band: μ ± 3σ)</text>'
     )
     out.append("</svg>")
     return Markup("".join(out))

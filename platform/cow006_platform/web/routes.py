@@ -11,8 +11,8 @@ the cookie), the replay viewer, and uploading.  Pages read their data from the q
 rating history and rivals).
 
 Pages: ``/``, ``/ladders/{id}``, ``/agents/{id}``, ``/leagues/{id}``, ``/matches/{id}``,
-``/matches``, ``/users/{id}``, ``/upload``, ``/login``, ``/guide``; static files under
-``/static/``.  See docs/web.md.
+``/matches`` (``?agent_id=N``: one agent's results, centred on it), ``/users/{id}``,
+``/upload``, ``/login``, ``/guide``; static files under ``/static/``.  See docs/web.md.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ _STATIC_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.(css|js|svg)$")
 LIST_LIMIT = 200  # ladders, leagues, leaderboard rows, versions on one page
 SCHEDULE_LIMIT = 1000  # league matches on the league page
 RECENT_MATCHES = 15
+QUEUE_IDS = 5  # queued (and running) matches named in an agent's one-line summary
 MATCH_LIST = 50  # matches on /matches
 MAX_PLOT_POINTS = 1000  # the latest rated matches plotted per ladder
 HEAD_TO_HEAD_ROWS = 10
@@ -107,18 +108,26 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 
 
+def signed(value: float | None, digits: int = 2) -> str:
+    """A change with its sign (a true minus sign), or a dash for none."""
+    if value is None:
+        return "–"
+    text = f"{abs(value):.{digits}f}"
+    if text == f"{0:.{digits}f}":
+        return "±" + text
+    return ("+" if value > 0 else "−") + text
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def sentence(text: str) -> str:
     """A sentence's first letter made upper case, the rest left alone (Jinja's
     ``capitalize`` lowers it: a user named "Alice" would become "alice")."""
     return text[:1].upper() + text[1:]
-
-
-def ordinal(n: int) -> str:
-    """1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st..."""
-    if 10 <= n % 100 <= 20:
-        return f"{n}th"
-    suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 def queue_note(seconds: int) -> str:
@@ -138,8 +147,16 @@ def _environment() -> jinja2.Environment:
     env.globals["N_ROWS"] = N_ROWS
     env.globals["guide_url"] = GUIDE_URL
     env.globals["starter_url"] = STARTER_URL
-    env.filters.update(heads=heads, when=when, number=number, percent=percent, sentence=sentence)
-    env.filters.update(ordinal=ordinal, wait=queue_note)
+    env.filters.update(
+        heads=heads,
+        when=when,
+        number=number,
+        percent=percent,
+        sentence=sentence,
+        signed=signed,
+        ordinal=ordinal,
+        wait=queue_note,
+    )
     return env
 
 
@@ -333,6 +350,34 @@ def _histories(session: Session, agent_id: int) -> list[dict[str, Any]]:
     return out
 
 
+def agent_results(session: Session, agent_id: int, limit: int, more: int = 0) -> dict[str, Any]:
+    """The agent's results, centred on it: its latest ``limit`` settled (finished or failed)
+    matches, newest first, each with its own seats' place, heads, change of the conservative
+    rating and faults; and its queued and running matches, summarised in one line (``more``:
+    how many its longer list on /matches shows)."""
+    settled = _matches(session, limit, agent_id=agent_id, settled=True)
+    changes = crud.agents.rating_changes(session, agent_id, [m.id for m in settled.items])
+    rows = []
+    for m in settled.items:
+        mine = [p for p in m.participants if p.agent_id == agent_id]
+        for p in mine:  # two seats when two of its versions met
+            rows.append(
+                {
+                    "match": m,
+                    "seat": p,
+                    # the log's players: a validation match keeps one seat (the version's)
+                    "of": len(m.scores) if m.scores else len(m.participants),
+                    "delta": changes.get((m.id, p.version_id)),
+                    "several": len(mine) > 1,
+                }
+            )
+    waiting = {
+        state: _matches(session, QUEUE_IDS, agent_id=agent_id, status=state)
+        for state in (MatchStatus.running, MatchStatus.queued)
+    }
+    return {"rows": rows, "settled": settled, "waiting": waiting, "more": more}
+
+
 @router.get("/agents/{agent_id}", response_class=HTMLResponse)
 def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser) -> Response:
     """Versions (reasons for the owner, by agent.js), ladders, rating plots, matches, rivals;
@@ -357,7 +402,7 @@ def agent_page(request: Request, agent_id: str, session: SessionDep, me: WebUser
             "versions": versions,
             "entries": crud.ladders.agent_entries(session, aid),
             "histories": _histories(session, aid),
-            "recent": _matches(session, RECENT_MATCHES, agent_id=aid),
+            "results": agent_results(session, aid, RECENT_MATCHES, MATCH_LIST),
             "rivals": crud.agents.rivals(session, aid, HEAD_TO_HEAD_ROWS),
             "open_ladders": open_ladders,
             "challenge_names": rivals_to_name,
@@ -425,10 +470,16 @@ def match_page(request: Request, match_id: str, session: SessionDep, refresh: Po
 
 
 @router.get("/matches", response_class=HTMLResponse)
-def matches_page(request: Request, session: SessionDep) -> Response:
-    """The latest matches of every kind."""
+def matches_page(request: Request, session: SessionDep, agent_id: str | None = None) -> Response:
+    """The latest matches of every kind; ``?agent_id=N``: that agent's results, centred on
+    it (its place, heads, rating change and faults in each)."""
+    if agent_id is not None:
+        agent = crud.agents.get_agent(session, ident(agent_id, "agent"))
+        results = agent_results(session, agent.id, MATCH_LIST)
+        context = {"title": f"Results of {agent.name}", "agent": agent, "results": results}
+        return render(request, "matches.html", context)
     latest = _matches(session, MATCH_LIST)
-    return render(request, "matches.html", {"title": "Matches", "latest": latest})
+    return render(request, "matches.html", {"title": "Matches", "latest": latest, "agent": None})
 
 
 @router.get("/ladders", response_class=HTMLResponse)

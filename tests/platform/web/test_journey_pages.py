@@ -77,6 +77,9 @@ def test_the_validation_match_is_kept_and_watched_as_a_replay(api: Api) -> None:
     link = doc.by_id("versions").find("a", class_="validation-match")
     assert link.get("href") == f"/matches/{match_id}"
     assert link.text() == "watch its validation match"
+    # Its results count the log's three players, not the one seat kept.
+    row = doc.by_id("results-matches").find("tr", **{"data-match": str(match_id)})
+    assert "of 3" in row.find("td", class_="place").text()
 
     match = api.client.get(f"/api/matches/{match_id}").json()
     assert match["kind"] == "validation" and match["rated"] is False

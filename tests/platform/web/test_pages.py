@@ -82,8 +82,9 @@ def test_ladder_page_renders_the_leaderboard(site: tuple[Any, Seeded]) -> None:
     assert len(rows) == len(board) == 4
     for row, r in zip(rows, board, strict=True):
         win = "–" if r["win_rate"] is None else f"{100 * r['win_rate']:.0f}%"
-        assert cells(row) == [
-            str(r["rank"]),
+        shown = cells(row)
+        assert shown[0].split()[0] == str(r["rank"])  # then its change (test_results_pages)
+        assert shown[1:9] == [
             r["agent"],
             r["owner"],
             f"v{r['version']}",
@@ -128,6 +129,8 @@ def test_agent_page_shows_versions_plot_matches_and_head_to_head(
     board = client.get(f"/api/ladders/{s.ladder_id}/leaderboard").json()["items"]
     mine = next(r for r in board if r["agent_id"] == alpha)
     entry = cells(doc.by_id("entries").find("tr", data_ladder=str(s.ladder_id)))
+    assert entry[1].split()[0] == str(mine["rank"])
+    del entry[1]
     assert entry[:7] == [
         "main",
         "v2",
@@ -144,14 +147,15 @@ def test_agent_page_shows_versions_plot_matches_and_head_to_head(
     assert svg.get("role") == "img"
     assert len(svg.find_all("circle")) == history["total"] == 3
     assert svg.find_all("polygon", class_="band") and svg.find_all("polyline", class_="mu")
+    assert svg.find_all("polyline", class_="conservative")
     last = history["items"][-1]
     assert f"mu {last['mu']:.2f}, sigma {last['sigma']:.2f}" in svg.find("desc").text()
-    # The latest matches: every match alpha sat in, newest first.
+    # Its results: every settled match alpha sat in, newest first (test_results_pages).
     listed = [
-        int(tr.get("data-match") or 0) for tr in doc.by_id("recent-matches").find_all("tr")[1:]
+        int(tr.get("data-match") or 0) for tr in doc.by_id("results-matches").find_all("tr")[1:]
     ]
     api = client.get("/api/matches", params={"agent_id": alpha, "limit": 15}).json()["items"]
-    assert listed == [m["id"] for m in api]
+    assert listed == [m["id"] for m in api if m["status"] in ("finished", "failed")]
     assert set(s.match_ids) <= set(listed)
     # Head to head: the same numbers as the API's pairwise endpoint.
     rows = doc.by_id("head-to-head").find("tbody").find_all("tr")

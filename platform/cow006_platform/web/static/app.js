@@ -188,12 +188,44 @@ const Cow = (() => {
     return out;
   }
 
+  /* A leaderboard rank's change, as the server's _macros.html rank_change: ▲ places gained,
+   * ▼ lost, = none; nothing before the first match. */
+  function rankChange(change) {
+    if (change === null || change === undefined) return null;
+    const kind = change > 0 ? "up" : change < 0 ? "down" : "same";
+    const size = Math.abs(change);
+    return [
+      " ",
+      el(
+        "span",
+        { class: "rank-change rank-" + kind },
+        el("span", { "aria-hidden": "true" }, { up: "▲", down: "▼", same: "=" }[kind] + (size || "")),
+        el("span", { class: "vh" }, " (" + (change ? kind + " " + size : "unchanged") + ")"),
+      ),
+    ];
+  }
+
+  /* v with `digits` decimals as the server's filters write it (Python's format): an exact
+   * tie (12.125, 12.5) goes to the even digit, where toFixed and Math.round go up, so a
+   * redrawn row never reads differently from the one the server drew. */
+  function fixed(v, digits) {
+    const x = Number(v);
+    // toFixed writes a double's exact decimal digits: a tie is 5 and nothing after it.
+    const long = x.toFixed(Math.min(100, digits + 25));
+    if (/^50*$/.test(long.slice(long.length - 25))) {
+      const scale = 10 ** digits;
+      const down = Math.floor(x * scale);
+      return ((down % 2 === 0 ? down : down + 1) / scale).toFixed(digits);
+    }
+    return x.toFixed(digits);
+  }
+
   function num(v, digits = 2) {
-    return v === null || v === undefined ? "–" : Number(v).toFixed(digits);
+    return v === null || v === undefined ? "–" : fixed(v, digits);
   }
 
   function percent(v) {
-    return v === null || v === undefined ? "–" : Math.round(100 * v) + "%";
+    return v === null || v === undefined ? "–" : fixed(100 * v, 0) + "%";
   }
 
   function when(iso) {
@@ -316,6 +348,7 @@ const Cow = (() => {
     num,
     percent,
     poll,
+    rankChange,
     setToken,
     showError,
     token,

@@ -27,19 +27,32 @@
     return board.items.map((r) => r.agent_id + ":" + r.matches).join(",");
   }
 
+  // The signed-in user's agents are highlighted: the server marks them on a page rendered
+  // for the session (data-me); a browser signed in with a saved token only asks the API.
+  let me = table.dataset.me ? Number(table.dataset.me) : null;
+
   function row(r) {
+    const mine = me !== null && r.owner_id === me;
     return el(
       "tr",
-      { "data-agent": r.agent_id },
-      el("td", { class: "n" }, r.rank),
-      el("td", {}, el("a", { href: "/agents/" + r.agent_id }, r.agent)),
-      el("td", {}, r.owner),
-      el("td", {}, "v" + r.version),
-      el("td", { class: "n" }, num(r.mu)),
-      el("td", { class: "n" }, num(r.sigma)),
-      el("td", { class: "n" }, el("strong", {}, num(r.conservative))),
+      { "data-agent": r.agent_id, class: mine ? "mine" : null },
+      el("td", { class: "n rank" }, r.rank, Cow.rankChange(r.rank_change)),
+      el(
+        "td",
+        { class: "agent" },
+        el("a", { href: "/agents/" + r.agent_id }, r.agent),
+        mine ? [" ", Cow.badge("yours")] : null,
+      ),
+      el("td", { class: "opt" }, r.owner),
+      el("td", { class: "opt" }, "v" + r.version),
+      el("td", { class: "n opt" }, num(r.mu)),
+      el("td", { class: "n opt" }, num(r.sigma)),
+      el("td", { class: "n conservative" }, el("strong", {}, num(r.conservative))),
       el("td", { class: "n" }, r.matches),
       el("td", { class: "n" }, percent(r.win_rate)),
+      el("td", { class: "n" }, num(r.heads_per_round)),
+      el("td", { class: "n" }, percent(r.fault_rate)),
+      el("td", { class: "when" }, Cow.when(r.last_played_at)),
     );
   }
 
@@ -54,7 +67,7 @@
       ]);
       const rows = board.items.map(row);
       table.tBodies[0].replaceChildren(
-        ...(rows.length ? rows : [Cow.emptyRow("Nobody has entered yet.", 9)]),
+        ...(rows.length ? rows : [Cow.emptyRow("Nobody has entered yet.", 12)]),
       );
       if (recent) {
         const ms = latest.items.map(Cow.matchRow);
@@ -83,5 +96,15 @@
     }
   }
 
+  if (me === null && Cow.token()) {
+    Cow.me()
+      .then((user) => {
+        if (user) {
+          me = user.id;
+          refresh();
+        }
+      })
+      .catch(() => {});
+  }
   Cow.poll(refresh, every);
 })();
