@@ -195,6 +195,7 @@ def every_page(live: LiveServer, evaluation_id: int) -> dict[str, str]:
         "match-queued": f"/matches/{s.queued_match_id}",
         "match-failed": f"/matches/{s.failed_match_id}",
         "matches": "/matches",
+        "agent-matches": f"/matches?agent_id={s.agent_ids[0]}",
         "upload": "/upload",
         "login": "/login",
         "user": f"/users/{s.alice_id}",
