@@ -82,7 +82,8 @@ def render(source: str) -> tuple[str, Markup]:
             while i < len(lines) and not lines[i].startswith("```"):
                 code.append(lines[i])
                 i += 1
-            html.append(f"<pre><code>{escape(chr(10).join(code))}</code></pre>")
+            # Focusable: a wide block scrolls sideways on a phone, and keys must reach it.
+            html.append(f'<pre tabindex="0"><code>{escape(chr(10).join(code))}</code></pre>')
         elif m := _HEADING.match(line):
             flush()
             level = len(m.group(1))

@@ -25,7 +25,7 @@
           "details",
           { open },
           el("summary", {}, "Why v" + v.number + " " + why + " (only you see this)"),
-          el("pre", { class: "reason" }, text),
+          el("pre", { class: "reason", tabindex: 0 }, text), // it scrolls: keys reach it
         ),
       ),
     );

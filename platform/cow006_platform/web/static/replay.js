@@ -72,7 +72,7 @@
             el("summary", {}, "Seat " + s.seat + ": " + out.label),
             el(
               "pre",
-              { "data-stderr-seat": s.seat },
+              { "data-stderr-seat": s.seat, tabindex: 0 }, // it scrolls: keys reach it
               out.stderr ? out.stderr : "(nothing was written to stderr)",
             ),
           ),
