@@ -32,11 +32,12 @@ FILES = {
     "build": ["--only-group", "build"],
 }
 FIX = "the lock disagrees with pyproject.toml: run `make lock`"
+Pins = dict[str, tuple[str, bool]]  # name: (version, has hashes)
 
 
-def pins(text: str) -> dict[str, tuple[str, bool]]:
+def pins(text: str) -> Pins:
     """A requirements file's ``name == version`` pins: {name: (version, hashed)}."""
-    out: dict[str, tuple[str, bool]] = {}
+    out: Pins = {}
     for entry in re.split(r"\n(?=\S)", text):
         head = entry.split("\\", 1)[0].strip()
         if not head or head.startswith(("#", "-")):
@@ -59,7 +60,7 @@ def declared() -> dict[str, list[Requirement]]:
     return out
 
 
-def disagreements(requirements: list[Requirement], locked: dict[str, tuple[str, bool]]) -> list[str]:
+def disagreements(requirements: list[Requirement], locked: Pins) -> list[str]:
     out = []
     for req in requirements:
         name = canonicalize_name(req.name)
@@ -83,7 +84,8 @@ def test_every_declared_dependency_is_pinned_within_its_bound(part: str) -> None
 
 
 def test_a_dependency_missing_from_the_lock_or_out_of_bounds_is_caught() -> None:
-    locked = pins("fastapi==0.100.0 \\\n    --hash=sha256:00\nrich==13.0 \\\n    --hash=sha256:11\n")
+    hashed = "fastapi==0.100.0 \\\n    --hash=sha256:00\nrich==13.0 \\\n    --hash=sha256:11\n"
+    locked = pins(hashed)
     problems = disagreements(
         [Requirement("fastapi>=0.110"), Requirement("rich>=13"), Requirement("numpy>=2")], locked
     )
