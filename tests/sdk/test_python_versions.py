@@ -39,6 +39,9 @@ def test_requires_python_names_the_supported_versions() -> None:
         spec = SpecifierSet(tomllib.loads(path.read_text())["project"]["requires-python"])
         assert all(spec.contains(f"{v}.0") for v in SUPPORTED), path
         assert not spec.contains("3.10.0"), path
+    classifiers = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["classifiers"]
+    named = {c.rsplit(" :: ", 1)[1] for c in classifiers if c.startswith("Programming Language")}
+    assert named == set(SUPPORTED)
 
 
 @pytest.mark.parametrize("version", ["3.12", "3.13"])
