@@ -15,6 +15,11 @@ Redis instead.  Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL afte
 period); the children also get SIGTERM if this process dies (``PR_SET_PDEATHSIG``), so none is
 ever left behind.  This process is a child subreaper: orphans of its children's processes
 are reaped here (``reaper``).  If one child dies, the others are stopped and the command fails.
+
+What it prints is for a person (issue 20): a short banner (``banner``: the URL first, the
+demo ladder, where the data lives, how to stop), then one line per event (``serve_events``,
+and the children's own "worker started" lines); the children print no banner and log
+warnings only.  ``verbose`` (``cow006 serve --verbose``) gives every child's full output.
 """
 
 from __future__ import annotations
