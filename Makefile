@@ -32,6 +32,7 @@ lock:
 	$(LOCK_EXPORT) -o requirements/app.txt
 	$(LOCK_EXPORT) --extra ops -o requirements/ops.txt
 	$(LOCK_EXPORT) --only-group build -o requirements/build.txt
+	$(LOCK_EXPORT) --only-group validators -o requirements/validators.txt
 
 # The main job: the whole arena on this machine (API and pages, workers, scheduler; SQLite
 # and an SQLite broker under ./var), with the built-in bots playing a demo ladder.  Ctrl-C

@@ -30,6 +30,7 @@ FILES = {
     "dev": ["--extra", "dev"],
     "ops": ["--extra", "ops"],
     "build": ["--only-group", "build"],
+    "validators": ["--only-group", "validators"],
 }
 FIX = "the lock disagrees with pyproject.toml: run `make lock`"
 Pins = dict[str, tuple[str, bool]]  # name: (version, has hashes)

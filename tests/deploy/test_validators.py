@@ -10,21 +10,23 @@ deliberately broken copy of a file:
 * ``systemd-analyze verify`` on deploy/systemd's units, installed in a scratch root with the
   host's own units and a stand-in for the virtualenv's ``cow006``: no error and no warning.
 
-The first three are in the dev extra (so locked: requirements/dev.txt, docs/installs.md) and
-``make test`` installs them; systemd-analyze is Debian's systemd (.ci/system-deps.sh).  A
-missing validator fails the test rather than skipping it: a check that silently does not run
-is worse than none.
+The first three are the ``validators`` dependency group, locked (requirements/validators.txt,
+docs/installs.md), and installed by this module's own setup into a virtualenv of their own
+(``helpers.validators``, once); systemd-analyze is Debian's systemd (.ci/system-deps.sh).  A
+validator that cannot be installed fails the test rather than skipping it: a check that
+silently does not run is worse than none.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import validators
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -38,13 +40,21 @@ UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
 # big providers' extended support when this was written, and the newest kubernetes-validate
 # bundles (docs/installs.md).
 KUBERNETES = ("1.31.0", "1.34.0", "1.37.0")
-BIN = Path(sys.executable).parent
+
+
+@functools.cache
+def _bin() -> Path:
+    return validators.bin_dir()
 
 
 def tool(name: str) -> str:
-    found = shutil.which(name, path=str(BIN)) or shutil.which(name)
+    """The validator ``name``, from its own virtualenv (installed from the lock on first use)."""
+    try:
+        found = shutil.which(name, path=str(_bin()))
+    except validators.InstallError as exc:
+        pytest.fail(str(exc))
     if found is None:
-        pytest.fail(f"{name} is not installed: `make venv` installs it (requirements/dev.txt)")
+        pytest.fail(f"{name} is not in {_bin()}: requirements/validators.txt installs it")
     return found
 
 
