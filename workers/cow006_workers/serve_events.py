@@ -150,7 +150,7 @@ class EventFeed:
         if self.versions.since is not None:
             query = query.where(AgentVersion.validated_at >= self.versions.since)
         lines = []
-        for version, agent in session.execute(query).tuples():
+        for version, agent in session.execute(query):
             when = version.validated_at
             if when is None or not self.versions.fresh(version.id, when):
                 continue
