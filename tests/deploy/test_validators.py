@@ -42,6 +42,11 @@ UNITS = sorted((DEPLOY / "systemd").glob("*.service"))
 KUBERNETES = ("1.31.0", "1.34.0", "1.37.0")
 
 
+# The first use installs the validators (half a minute or more): slow, so `make test-fast`
+# leaves these out; `make test` runs them.
+pytestmark = pytest.mark.slow
+
+
 @functools.cache
 def _bin() -> Path:
     return validators.bin_dir()

@@ -87,9 +87,20 @@ def test_banner_starts_with_the_url_and_names_the_data(tmp_path: Path) -> None:
     assert "http://127.0.0.1:8123/ladders/7" in lines[1]
     assert f"{tmp_path}/a.db" in lines[2] and f"{tmp_path}/bots" in lines[2]
     assert len(lines) <= 5
+    assert serve.banner(settings, "::1", 8123, 7)[0] == "Корова 006 arena at http://[::1]:8123/"
 
 
 def test_the_database_password_is_not_shown() -> None:
     settings = Settings(database_url="postgresql://arena:s3cret@db.example/arena")
     shown = serve.where_data_lives(settings)
     assert "s3cret" not in shown and "db.example/arena" in shown
+
+
+def test_the_root_note_says_whether_bots_run_as_root() -> None:
+    sandboxed, unconfined = Settings(sandbox="on"), Settings(sandbox="off")
+    if os.geteuid() != 0:
+        assert serve.root_note(sandboxed) is None and serve.root_note(unconfined) is None
+        return
+    assert "sandboxed, as unprivileged users" in (serve.root_note(sandboxed) or "")
+    assert "unconfined, as root" in (serve.root_note(unconfined) or "")
+    assert any("note: running as root" in line for line in serve.banner(sandboxed, "::1", 1, 1))

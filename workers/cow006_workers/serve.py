@@ -159,6 +159,7 @@ def root_note(settings: Settings) -> str | None:
 def banner(settings: Settings, host: str, port: int, ladder_id: int) -> list[str]:
     """The few lines ``serve`` starts with: the URL first."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    shown = f"[{shown}]" if ":" in shown else shown  # an IPv6 address, as URLs write it
     base = f"http://{shown}:{port}"
     lines = [
         f"Корова 006 arena at {base}/",
