@@ -6,15 +6,33 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 .PHONY: run test test-fast lint typecheck bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
-	bench-abuse venv clean docs
+	bench-abuse venv lock clean docs
 
-$(STAMP): pyproject.toml sdk/pyproject.toml
+# The virtualenv, installed from the lock (docs/installs.md): every package at its locked
+# version and hash (requirements/dev.txt: the application and the dev tools; build.txt: the
+# build backend), then our own packages, editable, with nothing resolved or fetched besides.
+$(STAMP): pyproject.toml sdk/pyproject.toml requirements/dev.txt requirements/build.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --require-hashes -r requirements/build.txt -r requirements/dev.txt
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# Refreshes the lock after a change to pyproject.toml's dependencies (new ones resolved, the
+# others kept at their pins): uv.lock, then the requirements files exported from it.
+# `make lock LOCK_ARGS=--upgrade` moves every package to its newest release instead.
+# Needs the package index; `make venv` afterwards installs what changed.
+LOCK_EXPORT := $(VENV)/bin/uv export -q --frozen --no-emit-project --no-default-groups
+lock:
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(VENV)/bin/uv || $(PY) -m pip install -q "uv>=0.9"
+	$(VENV)/bin/uv lock $${LOCK_ARGS:-}
+	$(LOCK_EXPORT) --extra dev -o requirements/dev.txt
+	$(LOCK_EXPORT) -o requirements/app.txt
+	$(LOCK_EXPORT) --extra ops -o requirements/ops.txt
+	$(LOCK_EXPORT) --only-group build -o requirements/build.txt
+	$(LOCK_EXPORT) --only-group validators -o requirements/validators.txt
 
 # The main job: the whole arena on this machine (API and pages, workers, scheduler; SQLite
 # and an SQLite broker under ./var), with the built-in bots playing a demo ladder.  Ctrl-C

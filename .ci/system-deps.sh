@@ -3,7 +3,7 @@
 # `make test` (`test`): bubblewrap and libseccomp2 (the sandbox uploaded bots run in; the
 # arena refuses to run them without it), and for the tests also node (the JavaScript example
 # bot), g++ with the static C and C++ libraries (the C++ starter kit, built static) and chromium (the web pages' browser tests drive Debian's Chromium through Playwright;
-# they fail without it when CI=true).
+# they fail without it when CI=true), and systemd (systemd-analyze, for the deploy units).
 # Installs what is missing with apt when running as root; otherwise says what to do.
 set -euo pipefail
 
@@ -17,6 +17,8 @@ if [[ $mode == test ]]; then
   command -v g++ >/dev/null 2>&1 || need+=(g++)
   [[ -e /usr/lib/x86_64-linux-gnu/libc.a ]] || need+=(libc6-dev)
   [[ -x /usr/bin/chromium ]] || need+=(chromium)
+  # systemd-analyze verify reads deploy/systemd's units (tests/deploy/test_validators.py).
+  command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 fi
 
 if ((${#need[@]})); then

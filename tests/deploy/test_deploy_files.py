@@ -402,7 +402,14 @@ def test_dockerfile(name: str) -> None:
             # The build context is the repository root (compose.yaml builds with context ..).
             assert (ROOT / source).exists(), f"{rel(path)}: {word} {source}: no such path"
     runs = " ".join(a for w, a in steps if w == "RUN")
-    assert re.search(r"pip install \S*/src", runs), f"{rel(path)}: the project is not installed"
+    # From the lock only (docs/installs.md): the packages by hash, then ours without deps.
+    lock = re.search(r"pip install --require-hashes((?: -r requirements/\S+\.txt)+)", runs)
+    assert lock, f"{rel(path)}: the packages are not installed from the lock"
+    for req in lock.group(1).split()[1::2]:
+        assert (ROOT / req).is_file(), f"{rel(path)}: {req}: no such lock file"
+    assert re.search(r"pip install --no-deps (?:--no-build-isolation )?/src", runs), (
+        f"{rel(path)}: the project is not installed (or not with --no-deps)"
+    )
 
 
 def test_the_api_image_runs_as_a_user() -> None:

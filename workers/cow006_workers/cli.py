@@ -59,6 +59,30 @@ def _check_sandbox() -> None:
         _fail(done.stderr.strip() or f"the sandbox probe failed ({done.returncode})")
 
 
+_ROOT_WARNING = r"You're running the worker with superuser privileges"
+
+
+def quiet_start(what: str) -> None:
+    """``--quiet-start`` (``cow006 serve`` without ``--verbose``): no Celery banner (Celery's
+    ``--quiet``, added by the caller), one line of ours once ready, and Celery's root warning
+    silenced when the sandbox is on: bots then run as the sandbox slots' unprivileged uids,
+    never as root (``serve.root_note`` says so once, in the banner)."""
+    import warnings
+
+    from celery.signals import worker_ready
+
+    from cow006_platform.settings import Settings
+
+    if Settings().sandbox != "off":
+        warnings.filterwarnings("ignore", message=_ROOT_WARNING)
+
+    def ready(**_: object) -> None:
+        # sys.__stdout__: Celery has pointed sys.stdout at its logger by then.
+        print(f"{what} started", file=sys.__stdout__, flush=True)
+
+    worker_ready.connect(ready, weak=False)
+
+
 def worker_queues(spec: str | None) -> list[str]:
     """The queues of ``--queues``: work classes by name (``ladder``) or queue
     (``cow006.ladder``), comma-separated; all of them (and the old ``cow006``) when empty."""
@@ -108,6 +132,7 @@ def worker_command(
         ),
     ] = None,
     supervised: Annotated[bool, typer.Option("--supervised", hidden=True)] = False,
+    quiet: Annotated[bool, typer.Option("--quiet-start", hidden=True)] = False,
 ) -> None:
     """Join the arena as a worker: play matches, validate uploads (Celery)."""
     from . import reaper
@@ -122,7 +147,10 @@ def worker_command(
 
     from .celery_app import app
 
-    argv = [
+    argv = ["--quiet"] if quiet else []
+    if quiet:
+        quiet_start(f"worker ({concurrency} matches at once, {pool})")
+    argv += [
         "worker",
         f"--concurrency={concurrency}",
         f"--pool={pool}",
@@ -141,6 +169,7 @@ def worker_command(
 def beat_command(
     loglevel: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
     logfile: Annotated[str | None, typer.Option(help="Log to this file.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet-start", hidden=True)] = False,
 ) -> None:
     """Start the scheduler, ladder refills and the reaper (exactly one per arena).
 
@@ -153,7 +182,10 @@ def beat_command(
 
     from .celery_app import app
 
-    argv = [
+    argv = ["--quiet"] if quiet else []
+    if quiet:
+        quiet_start("scheduler")
+    argv += [
         "worker",
         "--beat",
         "--pool=solo",
@@ -178,15 +210,23 @@ def serve_command(
         int, typer.Option("--workers", "-w", min=1, help="Matches played at once.")
     ] = 2,
     loglevel: Annotated[str, typer.Option(help="The children's log level.")] = "warning",
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Every child's own output (Celery's banners and all)."
+        ),
+    ] = False,
 ) -> None:
     """Run the whole arena on this machine until Ctrl-C.
 
     The database schema is brought up to date, the built-in bots are entered in the demo
     ladder, then the API and pages, a worker pool and the scheduler run as child processes.
+    It prints a short banner (the URL first), then one line per event: a worker started, a
+    version validated or rejected, a match finished.
     """
     from . import serve
 
-    raise typer.Exit(serve.serve(host, port, workers, loglevel))
+    raise typer.Exit(serve.serve(host, port, workers, loglevel, verbose=verbose))
 
 
 def api_command(

@@ -15,11 +15,17 @@ Redis instead.  Ctrl-C or SIGTERM stops the children (SIGTERM, then SIGKILL afte
 period); the children also get SIGTERM if this process dies (``PR_SET_PDEATHSIG``), so none is
 ever left behind.  This process is a child subreaper: orphans of its children's processes
 are reaped here (``reaper``).  If one child dies, the others are stopped and the command fails.
+
+What it prints is for a person (issue 20): a short banner (``banner``: the URL first, the
+demo ladder, where the data lives, how to stop), then one line per event (``serve_events``,
+and the children's own "worker started" lines); the children print no banner and log
+warnings only.  ``verbose`` (``cow006 serve --verbose``) gives every child's full output.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -27,10 +33,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
 from fastapi import FastAPI
+from sqlalchemy.exc import SQLAlchemyError
 
 from cow006_platform import db
 from cow006_platform.app import create_app, prepare_database
@@ -39,6 +47,7 @@ from cow006_platform.settings import Settings
 
 from . import reaper
 from .demo import ensure_demo
+from .serve_events import EventFeed
 
 STOP_GRACE = 20.0  # seconds a child gets to finish its work after SIGTERM
 
@@ -64,7 +73,12 @@ def _cow006(*args: str) -> list[str]:
     return [sys.executable, "-m", "cow006_workers", *args]
 
 
-def children(host: str, port: int, workers: int, loglevel: str) -> list[Child]:
+def children(
+    host: str, port: int, workers: int, loglevel: str, verbose: bool = True
+) -> list[Child]:
+    # Quiet (the default of ``cow006 serve``): no Celery banners, and a line of our own when
+    # a worker or the scheduler is up (``--quiet-start``).
+    quiet = [] if verbose else ["--quiet-start"]
     return [
         # ``cow006 api``: uvicorn with the served limits (httpserver); its migration is a
         # no-op by then.
@@ -81,8 +95,11 @@ def children(host: str, port: int, workers: int, loglevel: str) -> list[Child]:
                 "--no-access-log",
             ),
         ),
-        Child("worker", _cow006("worker", "--concurrency", str(workers), "--loglevel", loglevel)),
-        Child("scheduler", _cow006("beat", "--loglevel", loglevel)),
+        Child(
+            "worker",
+            _cow006("worker", "--concurrency", str(workers), "--loglevel", loglevel, *quiet),
+        ),
+        Child("scheduler", _cow006("beat", "--loglevel", loglevel, *quiet)),
     ]
 
 
@@ -113,14 +130,71 @@ def stop(procs: Sequence[Child], grace: float = STOP_GRACE) -> None:
             proc.wait()
 
 
+def where_data_lives(settings: Settings) -> str:
+    """The banner's "data" line: the database (its password hidden) and the bots' folder."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db.normalize_url(settings.database_url))
+    if url.get_backend_name() == "sqlite" and url.database:
+        database = str(Path(url.database).resolve())
+    else:
+        database = url.render_as_string(hide_password=True)
+    return f"{database}, bots under {Path(settings.data_dir).resolve()}"
+
+
+def root_note(settings: Settings) -> str | None:
+    """Our one line instead of Celery's root SecurityWarning (None when not root).
+
+    As root with the sandbox on, bots never run as root: each runs as a sandbox slot's own
+    unprivileged uid, so Celery's warning is silenced in the children (``cli``) and this says
+    why.  With ``COW006_SANDBOX=off`` Celery's warning stays: then bots do run as root.
+    """
+    if os.geteuid() != 0:
+        return None
+    if settings.sandbox == "off":
+        return "note: running as root with COW006_SANDBOX=off: bots run unconfined, as root"
+    return "note: running as root; bots run sandboxed, as unprivileged users of their own"
+
+
+def banner(settings: Settings, host: str, port: int, ladder_id: int) -> list[str]:
+    """The few lines ``serve`` starts with: the URL first."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
+    shown = f"[{shown}]" if ":" in shown else shown  # an IPv6 address, as URLs write it
+    base = f"http://{shown}:{port}"
+    lines = [
+        f"Корова 006 arena at {base}/",
+        f"  demo ladder: {base}/ladders/{ladder_id}   API docs: {base}/docs",
+        f"  data: {where_data_lives(settings)}",
+        "  stop: Ctrl-C (--verbose shows every child's log)",
+    ]
+    note = root_note(settings)
+    if note:
+        lines.append(f"  {note}")
+    return lines
+
+
+def child_env(verbose: bool, loglevel: str) -> dict[str, str] | None:
+    """The children's environment: quiet, the arena's own loggers at ``loglevel`` too (the
+    API's Alembic INFO lines among them) unless COW006_LOG_LEVEL says otherwise."""
+    if verbose:
+        return None
+    env = dict(os.environ)
+    env.setdefault("COW006_LOG_LEVEL", loglevel.upper())
+    return env
+
+
 def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     workers: int = 2,
     loglevel: str = "warning",
     out: TextIO = sys.stdout,
+    verbose: bool = True,
 ) -> int:
-    """Run the arena until Ctrl-C / SIGTERM (see the module); the exit status."""
+    """Run the arena until Ctrl-C / SIGTERM (see the module); the exit status.
+
+    Quiet unless ``verbose``: the banner, then one line per event (``serve_events``).
+    """
     settings = Settings()
     engine = db.make_engine(settings.database_url)
     try:
@@ -135,17 +209,26 @@ def serve(
         nonlocal stopping
         stopping = True
 
+    def say(line: str) -> None:
+        print(line, file=out, flush=True)
+
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    procs = children(host, port, workers, loglevel)
+    procs = children(host, port, workers, loglevel, verbose)
     status = 0
+    feed_engine = db.make_engine(settings.database_url)
+    feed = None if verbose else EventFeed(db.make_sessionmaker(feed_engine))
+    if not verbose:
+        for line in banner(settings, host, port, demo.ladder_id):
+            say(line)
     # Orphans of the children's processes come here rather than to a pid 1 that may not reap.
     reaper.become_subreaper()
     try:
+        env = child_env(verbose, loglevel)
         for child in procs:
             # A session of its own: the terminal's Ctrl-C reaches this process only, which
             # then stops the children in order.
             child.proc = subprocess.Popen(
-                child.argv, start_new_session=True, preexec_fn=reaper.die_with_parent
+                child.argv, start_new_session=True, preexec_fn=reaper.die_with_parent, env=env
             )
         # The built-ins' validations go through the broker like any upload's.
         executor = CeleryExecutor(settings.celery_broker_url)
@@ -157,26 +240,35 @@ def serve(
         api = procs[0].proc
         assert api is not None
         if _wait_port(host, port, lambda: api.poll() is None and not stopping, 60.0):
-            print(
-                f"Корова 006 arena at http://{host}:{port}/  (API docs: /docs; demo ladder "
-                f"id {demo.ladder_id}).  Ctrl-C stops it.",
-                file=out,
-                flush=True,
-            )
+            if verbose:
+                say(
+                    f"Корова 006 arena at http://{host}:{port}/  (API docs: /docs; demo ladder "
+                    f"id {demo.ladder_id}).  Ctrl-C stops it."
+                )
+            else:
+                say("api ready: the pages and the API answer")
+        next_poll = 0.0
         while not stopping:
             dead = [c for c in procs if c.proc is not None and c.proc.poll() is not None]
             if dead:
                 for c in dead:
                     assert c.proc is not None
-                    print(f"cow006 serve: the {c.name} exited ({c.proc.returncode})", file=out)
+                    say(f"cow006 serve: the {c.name} exited ({c.proc.returncode})")
                 status = 1
                 break
             reaper.reap_orphans(keep=lambda pid: any(c.proc and c.proc.pid == pid for c in procs))
+            if feed is not None and time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + 1.0
+                # A busy SQLite (the workers writing): the events wait for the next poll.
+                with contextlib.suppress(SQLAlchemyError):
+                    for line in feed.poll():
+                        say(line)
             time.sleep(0.3)
     finally:
-        print("cow006 serve: stopping ...", file=out, flush=True)
+        say("cow006 serve: stopping ...")
         stop(procs)
         reaper.reap_orphans()
+        feed_engine.dispose()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return status
