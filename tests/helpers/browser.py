@@ -128,6 +128,23 @@ class Pages:
             context.close()
 
 
+def api(live: LiveServer, path: str) -> Any:
+    """The JSON of ``path`` on the live server's API (a failing status raises)."""
+    import httpx
+
+    r = httpx.get(live.url + path, timeout=10)
+    r.raise_for_status()
+    return r.json()
+
+
+def position(page: Any) -> tuple[int, int, int]:
+    """Where the replay viewer of ``page`` stands: (round, turn, step)."""
+    data = page.eval_on_selector(
+        "#viewer", "v => [v.dataset.round, v.dataset.turn, v.dataset.step].map(Number)"
+    )
+    return data[0], data[1], data[2]
+
+
 def screenshot(page: Any, name: str, *, full_page: bool = True) -> Path:
     """Save a screenshot as a test artifact (artifacts/screenshots/NAME.png)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

@@ -12,9 +12,8 @@ import os
 import re
 from typing import Any
 
-import httpx
 import pytest
-from helpers.browser import LiveServer, Pages, require_browser, screenshot
+from helpers.browser import LiveServer, Pages, api, position, require_browser, screenshot
 from helpers.web import BUILTINS, REJECTION, finish_stored, placement_steps
 
 from cow006 import sandbox
@@ -29,19 +28,6 @@ ROWS_JS = """() => [...document.querySelectorAll('#board ol[data-row]')].map(
 
 GOOD_BOT = "def play(view):\n    return min(view.hand)\n"
 BROKEN_BOT = "import no_such_module_here\n\ndef play(view):\n    return view.hand[0]\n"
-
-
-def api(live: LiveServer, path: str) -> Any:
-    r = httpx.get(live.url + path, timeout=10)
-    r.raise_for_status()
-    return r.json()
-
-
-def position(page: Any) -> tuple[int, int, int]:
-    data = page.eval_on_selector(
-        "#viewer", "v => [v.dataset.round, v.dataset.turn, v.dataset.step].map(Number)"
-    )
-    return data[0], data[1], data[2]
 
 
 def test_leaderboard_refreshes_and_links_to_agents(pages: Pages, live_server: LiveServer) -> None:

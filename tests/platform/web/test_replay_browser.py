@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
-from helpers.browser import LiveServer, Pages, require_browser, screenshot
+from helpers.browser import LiveServer, Pages, api, position, require_browser, screenshot
 from helpers.web import placement_steps
 
 from cow006 import Agent, View, bots, play_match
@@ -54,19 +53,6 @@ class SulksAtRoundEnd(Agent):
 
     def on_round_end(self, result: dict[str, Any]) -> None:
         raise ValueError("no thanks")
-
-
-def api(live: LiveServer, path: str) -> Any:
-    r = httpx.get(live.url + path, timeout=10)
-    r.raise_for_status()
-    return r.json()
-
-
-def position(page: Any) -> tuple[int, int, int]:
-    data = page.eval_on_selector(
-        "#viewer", "v => [v.dataset.round, v.dataset.turn, v.dataset.step].map(Number)"
-    )
-    return data[0], data[1], data[2]
 
 
 def store(live: LiveServer, agents: list[Agent], stderr: list[str | None]) -> int:
