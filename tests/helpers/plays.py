@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from cow006_platform import db
 from cow006_platform.models import Match, MatchStatus, Play, utcnow
-
-
-def sign_in(client: Any, headers: dict[str, str]) -> None:
-    """Sign ``client`` in with the session cookie: the /login form, as a browser posts it."""
-    from helpers.web import parse_html
-
-    doc = parse_html(client.get("/login").text)
-    field = doc.by_id("signin-form").find("input", name="csrf")
-    token = headers["Authorization"].removeprefix("Bearer ")
-    r = client.post(
-        "/login",
-        data={"csrf": field.get("value") or "", "token": token, "next": "/"},
-        follow_redirects=False,
-    )
-    assert r.status_code == 303, r.text[:300]
 
 
 def ask(factory: sessionmaker[Session], play_id: int, asked: str, hand: list[int]) -> int:

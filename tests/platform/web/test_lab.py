@@ -6,25 +6,11 @@ anyone else gets a 404 page for a run, a visitor is asked to sign in.
 
 from __future__ import annotations
 
-from typing import Any
-
 from helpers.api import Api, play_and_finish
-from helpers.web import parse_html
+from helpers.web import parse_html, sign_in
 from sqlalchemy import select
 
 from cow006_platform import models
-
-
-def _sign_in(client: Any, headers: dict[str, str]) -> None:
-    doc = parse_html(client.get("/login").text)
-    field = doc.by_id("signin-form").find("input", name="csrf")
-    token = headers["Authorization"].removeprefix("Bearer ")
-    r = client.post(
-        "/login",
-        data={"csrf": field.get("value") or "", "token": token, "next": "/"},
-        follow_redirects=False,
-    )
-    assert r.status_code == 303, r.text[:300]
 
 
 def test_an_owner_reads_a_run_and_its_figures(api: Api) -> None:
@@ -48,7 +34,7 @@ def test_an_owner_reads_a_run_and_its_figures(api: Api) -> None:
     assert anonymous.headers["location"] == f"/login?next=/evaluations/{run['id']}"
 
     assert api.client.get("/me", follow_redirects=False).headers["location"] == "/login?next=/me"
-    _sign_in(api.client, alice)
+    sign_in(api.client, alice)
     mine = api.client.get("/me")  # "My agents": the user's own page
     assert mine.status_code == 200 and "ant" in parse_html(mine.text).by_id("user-agents").text()
     assert 'href="/evaluations"' in mine.text
@@ -68,7 +54,7 @@ def test_an_owner_reads_a_run_and_its_figures(api: Api) -> None:
 
     # Another signed-in user: the run does not exist for them.
     api.client.cookies.clear()
-    _sign_in(api.client, api.user("mallory"))
+    sign_in(api.client, api.user("mallory"))
     other = api.client.get(f"/evaluations/{run['id']}")
     assert other.status_code == 404 and "<html" in other.text.lower()
 
@@ -82,7 +68,7 @@ def test_an_owner_enters_a_ladder_from_the_agent_page(api: Api) -> None:
     visitor = parse_html(api.client.get(f"/agents/{agent}").text)
     assert not visitor.find_all(id="enter-form")  # only its owner gets the form
 
-    _sign_in(api.client, alice)
+    sign_in(api.client, alice)
     doc = parse_html(api.client.get(f"/agents/{agent}").text)
     form = doc.by_id("enter-form")
     csrf = form.find("input", name="csrf").get("value") or ""
@@ -111,7 +97,7 @@ def test_an_owner_enters_a_ladder_from_the_agent_page(api: Api) -> None:
     # Someone else's agent: refused by the ladder's own rule (owner only).
     api.client.cookies.clear()
     mallory = api.user("mallory")
-    _sign_in(api.client, mallory)
+    sign_in(api.client, mallory)
     page = parse_html(api.client.get(f"/agents/{agent}").text)
     assert not page.find_all(id="enter-form")
     token = parse_html(api.client.get("/me", follow_redirects=True).text)

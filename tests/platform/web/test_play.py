@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from helpers.api import Api
-from helpers.plays import ask, sign_in
-from helpers.web import parse_html
+from helpers.plays import ask
+from helpers.web import parse_html, sign_in
 from sqlalchemy import select
 
 from cow006_platform import db
