@@ -15,7 +15,6 @@ replay (``/matches/{id}``).
 from __future__ import annotations
 
 from typing import Annotated, Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request, Response, status
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
@@ -25,6 +24,7 @@ from ..deps import ExecutorDep, SessionDep, SettingsDep, WebUser, web_user
 from ..models import MatchKind, MatchStatus
 from ..schemas import MAX_PLAYERS, MIN_PLAYERS, PlayCreate, PlayMove
 from .account import check_csrf, read_form
+from .lab import sign_in_first
 from .routes import PageRoute, ident, render
 
 router = APIRouter(include_in_schema=False, route_class=PageRoute, dependencies=[Depends(web_user)])
@@ -52,10 +52,6 @@ def _see(url: str) -> Response:
     return response
 
 
-def _sign_in_first(request: Request) -> Response:
-    return _see(f"/login?next={quote(request.url.path, safe='/')}")
-
-
 def _number(raw: str | None, low: int, high: int) -> int | None:
     """A small number from a form field; None for anything else."""
     if raw is None or not raw.isdigit() or len(raw) > 4:
@@ -70,7 +66,7 @@ def start_page(
 ) -> Response:
     """Choose the opponents (built-ins, public active versions) and start a match."""
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     builtins, versions = crud.plays.choices(session, settings, me.user)
     current = crud.plays.latest(session, me.user)
     going = current if current is not None and current.status in crud.plays.UNFINISHED else None
@@ -97,7 +93,7 @@ def start(
     """The start form: the opponents checked, then the table of the new match."""
     check_csrf(request, fields, me)
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     opponents = [k.removeprefix(OPPONENT_FIELD) for k in fields if k.startswith(OPPONENT_FIELD)]
     if not opponents:
         raise crud.Invalid("Choose at least one opponent.")
@@ -121,7 +117,7 @@ def table_page(request: Request, play_id: str, session: SessionDep, me: WebUser)
     """The table: the decision asked (a button per card or row), else what the match does."""
     pid = ident(play_id, "match against the bots")
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     play = crud.plays.get(session, pid, me.user)
     done = play.status in (MatchStatus.finished, MatchStatus.failed)
     context = {"title": "Play against the bots", "play": play, "done": done}
@@ -150,7 +146,7 @@ def move(
     pid = ident(play_id, "match against the bots")
     check_csrf(request, fields, me)
     if me is None:
-        return _sign_in_first(request)
+        return sign_in_first(request)
     card = _number(fields.get("card"), 1, 104)
     row = _number(fields.get("row"), 1, 4)
     decision = _number(fields.get("decision"), 1, 9999)
