@@ -26,8 +26,11 @@ from cow006_workers.serve_events import EventFeed
 HOSTILE = "\x1b[2J\x1b]0;owned\x07Traceback (most recent call last):\n  File x\n" + "A" * 5000
 
 
-def _match(session: Session, ladder_id: int, versions: list[AgentVersion], **kw: object) -> int:
-    match = Match(kind=MatchKind.ladder, ladder_id=ladder_id, seed=1, finished_at=utcnow(), **kw)
+def _match(
+    session: Session, ladder_id: int | None, versions: list[AgentVersion], **kw: object
+) -> int:
+    kw.setdefault("kind", MatchKind.ladder)
+    match = Match(ladder_id=ladder_id, seed=1, finished_at=utcnow(), **kw)
     session.add(match)
     session.flush()
     for seat, version in enumerate(versions):
@@ -64,6 +67,7 @@ def test_events_since_the_start_once_each_and_cleaned(
         assert old is not None
         played = _match(session, ladder_id, [good, old], status=MatchStatus.finished)
         failed = _match(session, ladder_id, [good], status=MatchStatus.failed, error=HOSTILE)
+        good_id = good.id
 
     lines = feed.poll()
     assert lines[0] == "version good@1 validated"
@@ -71,6 +75,19 @@ def test_events_since_the_start_once_each_and_cleaned(
     assert lines[2] == f"match {played} finished (demo ladder): good@1 10, old@1 20"
     assert lines[3].startswith(f"match {failed} failed (demo ladder): ?[2J")
     assert len(lines) == 4
+    for line in lines:
+        assert line.isprintable() and len(line) < 220, line
+    assert feed.poll() == []  # once each
+
+    with db.session_scope(session_factory) as session:
+        good = session.get(AgentVersion, good_id)
+        assert good is not None
+        kinds = {
+            kind: _match(session, None, [good], status=MatchStatus.finished, kind=kind)
+            for kind in (MatchKind.validation, MatchKind.play, MatchKind.challenge)
+        }
+    lines = feed.poll()
+    assert lines == [f"match {kinds[k]} finished ({k}): good@1 10" for k in kinds]
     for line in lines:
         assert line.isprintable() and len(line) < 220, line
     assert feed.poll() == []  # once each

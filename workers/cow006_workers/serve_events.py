@@ -114,14 +114,11 @@ class EventFeed:
         return lines
 
     def _match_line(self, session: Session, match: Match) -> str:
-        where = ""
+        # Every match is labelled: a validation or a play would otherwise read as a ladder's.
+        where = f" ({match.kind})"
         if match.ladder_id is not None:
             name = session.scalar(select(Ladder.name).where(Ladder.id == match.ladder_id))
             where = f" ({clean(name, 40)} ladder)"
-        elif match.league_id is not None:
-            where = " (league)"
-        elif match.evaluation_id is not None:
-            where = " (evaluation)"
         if match.status is MatchStatus.failed:
             return f"match {match.id} failed{where}: {clean(match.error) or 'no reason given'}"
         names = {
