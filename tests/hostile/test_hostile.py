@@ -95,6 +95,8 @@ ATTACKS: dict[str, Expect] = {
     "nested_userns": contained(),
     "kill_all": contained(),
     "daemon": contained(),
+    "write_botlibs": contained(),
+    "import_unlisted": contained(),
     "close_stdout": fault("crash"),
     "deaf": fault("timeout"),
     "malformed": fault("malformed_json"),

@@ -75,8 +75,7 @@ def _need_botlibs() -> str:
     found = launch.botlibs_dir()
     if found is None or not os.path.isdir(os.path.join(found, "numpy")):
         reason = (
-            "no bot libraries here (make venv installs requirements/botlibs.txt into "
-            ".venv/botlibs)"
+            "no bot libraries here (make venv installs requirements/botlibs.txt into .venv/botlibs)"
         )
         if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
             pytest.fail(reason)
