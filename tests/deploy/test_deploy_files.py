@@ -439,6 +439,18 @@ def test_the_worker_image_has_the_sandbox() -> None:
     # Root, so each bot gets its own uid (no USER, or USER root).
     users = [a for w, a in _docker_instructions(path) if w == "USER"]
     assert not users or users[-1].split(":")[0] in ("0", "root"), f"{rel(path)}: not root"
+    # The bot libraries (docs/sandbox.md): from their lock into COW006_BOTLIBS, a directory
+    # of their own (the sandbox binds it at /botlibs), never site-packages.
+    env = " ".join(a for w, a in _docker_instructions(path) if w == "ENV")
+    where = re.search(r"COW006_BOTLIBS=(/\S+)", env)
+    assert where, f"{rel(path)}: COW006_BOTLIBS is not set"
+    target = re.escape(where.group(1))
+    botlibs = rf"pip install --require-hashes --no-deps --only-binary :all:\s+--target {target}"
+    assert re.search(botlibs + r"\s+-r requirements/botlibs\.txt", runs), (
+        f"{rel(path)}: the bot libraries are not installed from requirements/botlibs.txt "
+        f"into {where.group(1)}"
+    )
+    assert "site-packages" not in where.group(1)
 
 
 def test_dockerignore_files_keep_the_context_small() -> None:
