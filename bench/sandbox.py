@@ -35,6 +35,7 @@ for per-slot uids); without one it prints why and exits 2.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -127,6 +128,9 @@ def _start(bot: Path, launcher: Launcher) -> tuple[float, str]:
     return took, agent.stderr
 
 
+ORDERS = list(itertools.permutations(("libs", "nolibs", "numpy")))
+
+
 class _NoLibs:
     """``COW006_BOTLIBS=off`` while in the block: bots start as before the libraries."""
 
@@ -153,7 +157,7 @@ def libs_figures(
         _start(numpy_bot, launcher)
         with_libs, without, numpy_start, numpy_import = [], [], [], []
         for i in range(n):
-            order = ("libs", "nolibs", "numpy") if i % 2 else ("numpy", "nolibs", "libs")
+            order = ORDERS[i % len(ORDERS)]  # every order in turn: no kind always follows another
             for kind in order:
                 if kind == "nolibs":
                     with _NoLibs():
