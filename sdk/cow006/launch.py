@@ -175,7 +175,9 @@ def botlibs_dir() -> str | None:
     if named.lower() in ("", "off", "none"):
         return None
     if not os.path.isabs(named) or not os.path.isdir(named):
-        raise AgentLoadError(f"{ENV_BOTLIBS}={named!r} is not an absolute path to a directory")
+        raise AgentLoadError(
+            f"{ENV_BOTLIBS}={named!r} names no directory (an absolute path, or off)"
+        )
     return os.path.realpath(named)
 
 
