@@ -20,8 +20,10 @@ the starts of the three kinds alternating: process start of the trivial bot with
 libraries bound and on its sys.path (as every bot has them) and without them
 (``COW006_BOTLIBS=off``, as before they existed), so that what they cost a bot that does not
 import numpy is measured side by side; the start of a bot whose first line is ``import
-numpy``; and the time of that ``import numpy`` inside the bot process (its own clock), all
-medians, sandboxed (zygote and bwrap) and bare.  ``--libs-only`` measures just these.
+numpy``; and the time of that ``import numpy`` inside the bot process (its own clocks, wall
+and CPU); each start's wall time and the CPU time of the bot's whole process tree (the wall
+time depends on the machine's load, the CPU time much less); all medians, sandboxed (zygote
+and bwrap) and bare.  ``--libs-only`` measures just these.
 
 ``--old DIR`` first runs the same benchmark in DIR (a worktree of the old commit with its
 own ``.venv``) and prints each figure beside today's, so both come from one session.  The
@@ -64,10 +66,11 @@ NUMPY_BOT = '''"""A trivial bot that imports numpy (and says how long the import
 import sys
 import time
 
-_t = time.perf_counter()
+_t, _c = time.perf_counter(), time.process_time()
 import numpy
 
-print(f"IMPORT_NUMPY_S {time.perf_counter() - _t:.6f}", file=sys.stderr, flush=True)
+_t, _c = time.perf_counter() - _t, time.process_time() - _c
+print(f"IMPORT_NUMPY_S {_t:.6f} {_c:.6f}", file=sys.stderr, flush=True)
 from cow006 import Agent
 
 
@@ -118,14 +121,22 @@ def starts(bot: Path, launcher: Launcher, n: int) -> float:
     return statistics.median(times)
 
 
-def _start(bot: Path, launcher: Launcher) -> tuple[float, str]:
-    """One process start to ready (seconds), and the bot's stderr."""
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _start(bot: Path, launcher: Launcher) -> tuple[float, float, str]:
+    """One process start to ready (seconds), the CPU time of the bot's process tree from
+    its start to its exit (seconds: what its reaped processes used; bwrap's or the zygote
+    child's tree, all of it the host's children), and the bot's stderr."""
+    cpu = _children_cpu()
     agent = RemoteAgent(bot, limits=ROOMY, launcher=launcher)
     with agent:
         agent.on_match_start(MatchInfo(seat=0, n_players=2, seed=1, names=("a", "b")))
         assert agent.startup_time is not None
         took = agent.startup_time
-    return took, agent.stderr
+    return took, _children_cpu() - cpu, agent.stderr
 
 
 ORDERS = list(itertools.permutations(("libs", "nolibs", "numpy")))
@@ -155,27 +166,31 @@ def libs_figures(
     for name, launcher in modes.items():
         _start(trivial, launcher)  # warm: the zygote, the staged runtime, the page cache
         _start(numpy_bot, launcher)
-        with_libs, without, numpy_start, numpy_import = [], [], [], []
+        walls: dict[str, list[float]] = {"libs": [], "nolibs": [], "numpy": []}
+        cpus: dict[str, list[float]] = {"libs": [], "nolibs": [], "numpy": []}
+        numpy_import, numpy_import_cpu = [], []
         for i in range(n):
             order = ORDERS[i % len(ORDERS)]  # every order in turn: no kind always follows another
             for kind in order:
                 if kind == "nolibs":
                     with _NoLibs():
-                        without.append(_start(trivial, launcher)[0])
-                elif kind == "libs":
-                    with_libs.append(_start(trivial, launcher)[0])
+                        took, cpu, err = _start(trivial, launcher)
                 else:
-                    took, err = _start(numpy_bot, launcher)
-                    numpy_start.append(took)
+                    took, cpu, err = _start(numpy_bot if kind == "numpy" else trivial, launcher)
+                walls[kind].append(took)
+                cpus[kind].append(cpu)
+                if kind == "numpy":
                     line = [ln for ln in err.splitlines() if ln.startswith("IMPORT_NUMPY_S ")]
                     numpy_import.append(float(line[0].split()[1]))
-        out[f"start_ms_{name}_libs"] = round(statistics.median(with_libs) * 1e3, 1)
-        out[f"start_ms_{name}_nolibs"] = round(statistics.median(without) * 1e3, 1)
-        out[f"start_ms_{name}_numpy"] = round(statistics.median(numpy_start) * 1e3, 1)
+                    numpy_import_cpu.append(float(line[0].split()[2]))
+        for kind in walls:
+            out[f"start_ms_{name}_{kind}"] = round(statistics.median(walls[kind]) * 1e3, 1)
+            out[f"cpu_ms_{name}_{kind}"] = round(statistics.median(cpus[kind]) * 1e3, 1)
         out[f"import_numpy_ms_{name}"] = round(statistics.median(numpy_import) * 1e3, 1)
-        out[f"libs_start_ratio_{name}"] = round(
-            statistics.median(with_libs) / statistics.median(without), 3
-        )
+        out[f"import_numpy_cpu_ms_{name}"] = round(statistics.median(numpy_import_cpu) * 1e3, 1)
+        for what, values in (("start", walls), ("cpu", cpus)):
+            ratio = statistics.median(values["libs"]) / statistics.median(values["nolibs"])
+            out[f"libs_{what}_ratio_{name}"] = round(ratio, 3)
     return out
 
 
@@ -402,11 +417,16 @@ def report_libs(out: dict[str, Any]) -> None:
         if f"start_ms_{name}_libs" not in out:
             continue
         print(
-            f"  {name:7}: start of a bot without numpy: {out[f'start_ms_{name}_libs']} ms with "
-            f"the libraries, {out[f'start_ms_{name}_nolibs']} ms without (ratio "
-            f"{out[f'libs_start_ratio_{name}']}); a bot importing numpy: "
-            f"{out[f'start_ms_{name}_numpy']} ms, its import numpy "
-            f"{out[f'import_numpy_ms_{name}']} ms"
+            f"  {name:7}: a bot without numpy: start {out[f'start_ms_{name}_libs']} ms with the "
+            f"libraries, {out[f'start_ms_{name}_nolibs']} ms without (ratio "
+            f"{out[f'libs_start_ratio_{name}']}); CPU of its process "
+            f"{out[f'cpu_ms_{name}_libs']} ms with, {out[f'cpu_ms_{name}_nolibs']} ms without "
+            f"(ratio {out[f'libs_cpu_ratio_{name}']})"
+        )
+        print(
+            f"  {'':7}  a bot importing numpy: start {out[f'start_ms_{name}_numpy']} ms, CPU "
+            f"{out[f'cpu_ms_{name}_numpy']} ms; its import numpy "
+            f"{out[f'import_numpy_ms_{name}']} ms ({out[f'import_numpy_cpu_ms_{name}']} ms CPU)"
         )
 
 
