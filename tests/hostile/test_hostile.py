@@ -97,6 +97,7 @@ ATTACKS: dict[str, Expect] = {
     "daemon": contained(),
     "write_botlibs": contained(),
     "import_unlisted": contained(),
+    "blas_threads": contained("timeout", "startup"),
     "close_stdout": fault("crash"),
     "deaf": fault("timeout"),
     "malformed": fault("malformed_json"),
