@@ -4,6 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# The libraries bots may import (numpy; requirements/botlibs.txt), in a directory of their
+# own that the sandbox binds read-only (docs/sandbox.md, "Bot libraries"): never the venv's
+# site-packages, which a bot must not see.
+BOTLIBS := $(VENV)/botlibs
+BOTLIBS_STAMP := $(BOTLIBS)/.installed
 
 .PHONY: run test test-fast lint typecheck bench bench-engine bench-bots bench-throughput bench-api bench-convergence \
 	bench-abuse venv lock clean docs
@@ -11,11 +16,24 @@ STAMP := $(VENV)/.installed
 # The virtualenv, installed from the lock (docs/installs.md): every package at its locked
 # version and hash (requirements/dev.txt: the application and the dev tools; build.txt: the
 # build backend), then our own packages, editable, with nothing resolved or fetched besides.
-$(STAMP): pyproject.toml sdk/pyproject.toml requirements/dev.txt requirements/build.txt
+$(STAMP): pyproject.toml sdk/pyproject.toml requirements/dev.txt requirements/build.txt \
+		$(BOTLIBS_STAMP)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --require-hashes -r requirements/build.txt -r requirements/dev.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
+
+# The bot libraries: wheels only, at their locked hashes, built in a fresh directory and
+# renamed into place (complete or absent), readable by the sandbox's slot uids, no scripts.
+$(BOTLIBS_STAMP): requirements/botlibs.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	rm -rf $(BOTLIBS).new
+	$(PY) -m pip install -q --require-hashes --no-deps --only-binary :all: \
+		--target $(BOTLIBS).new -r requirements/botlibs.txt
+	rm -rf $(BOTLIBS).new/bin
+	chmod -R a+rX,go-w $(BOTLIBS).new
+	rm -rf $(BOTLIBS) && mv $(BOTLIBS).new $(BOTLIBS)
+	@touch $(BOTLIBS_STAMP)
 
 venv: $(STAMP)
 
@@ -33,6 +51,7 @@ lock:
 	$(LOCK_EXPORT) --extra ops -o requirements/ops.txt
 	$(LOCK_EXPORT) --only-group build -o requirements/build.txt
 	$(LOCK_EXPORT) --only-group validators -o requirements/validators.txt
+	$(LOCK_EXPORT) --only-group botlibs -o requirements/botlibs.txt
 
 # The main job: the whole arena on this machine (API and pages, workers, scheduler; SQLite
 # and an SQLite broker under ./var), with the built-in bots playing a demo ladder.  Ctrl-C

@@ -15,17 +15,29 @@ default, and through bwrap, ``COW006_SANDBOX_ZYGOTE=off``) and bare (``cow006.la
   plays unstarted ``RemoteAgent`` objects (each process started when its seat is greeted,
   one after the other).  Every match starts four fresh sandboxes.
 
+The bot libraries (``/botlibs``, numpy; docs/sandbox.md, "Bot libraries"), in the same run,
+the starts of the three kinds alternating: process start of the trivial bot with the
+libraries bound and on its sys.path (as every bot has them) and without them
+(``COW006_BOTLIBS=off``, as before they existed), so that what they cost a bot that does not
+import numpy is measured side by side; the start of a bot whose first line is ``import
+numpy``; and the time of that ``import numpy`` inside the bot process (its own clocks, wall
+and CPU); each start's wall time and the CPU time of the bot's whole process tree (the wall
+time depends on the machine's load, the CPU time much less); all medians, sandboxed (zygote
+and bwrap) and bare.  ``--libs-only`` measures just these.
+
 ``--old DIR`` first runs the same benchmark in DIR (a worktree of the old commit with its
 own ``.venv``) and prints each figure beside today's, so both come from one session.  The
 figures are printed (``--json`` for one JSON object).  Needs a working sandbox (run as root
 for per-slot uids); without one it prints why and exits 2.
 
     python bench/sandbox.py [--matches N] [--decisions N] [--starts N] [--old DIR] [--json]
+                            [--libs-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import resource
@@ -48,6 +60,23 @@ from cow006 import Agent
 class Bot(Agent):
     def play(self, view):
         return max(view.hand)
+'''
+# The same bot, numpy imported first (its own clock around the import, on stderr).
+NUMPY_BOT = '''"""A trivial bot that imports numpy (and says how long the import took)."""
+import sys
+import time
+
+_t, _c = time.perf_counter(), time.process_time()
+import numpy
+
+_t, _c = time.perf_counter() - _t, time.process_time() - _c
+print(f"IMPORT_NUMPY_S {_t:.6f} {_c:.6f}", file=sys.stderr, flush=True)
+from cow006 import Agent
+
+
+class Bot(Agent):
+    def play(self, view):
+        return int(numpy.max(view.hand))
 '''
 ROOMY = Limits(startup=30.0, decision=5.0, bank=60.0)
 Launcher = Callable[[str | Path], Any]
@@ -90,6 +119,79 @@ def starts(bot: Path, launcher: Launcher, n: int) -> float:
             assert agent.startup_time is not None
             times.append(agent.startup_time)
     return statistics.median(times)
+
+
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _start(bot: Path, launcher: Launcher) -> tuple[float, float, str]:
+    """One process start to ready (seconds), the CPU time of the bot's process tree from
+    its start to its exit (seconds: what its reaped processes used; bwrap's or the zygote
+    child's tree, all of it the host's children), and the bot's stderr."""
+    cpu = _children_cpu()
+    agent = RemoteAgent(bot, limits=ROOMY, launcher=launcher)
+    with agent:
+        agent.on_match_start(MatchInfo(seat=0, n_players=2, seed=1, names=("a", "b")))
+        assert agent.startup_time is not None
+        took = agent.startup_time
+    return took, _children_cpu() - cpu, agent.stderr
+
+
+ORDERS = list(itertools.permutations(("libs", "nolibs", "numpy")))
+
+
+class _NoLibs:
+    """``COW006_BOTLIBS=off`` while in the block: bots start as before the libraries."""
+
+    def __enter__(self) -> None:
+        self.old = os.environ.get(launch.ENV_BOTLIBS)
+        os.environ[launch.ENV_BOTLIBS] = "off"
+
+    def __exit__(self, *exc: object) -> None:
+        if self.old is None:
+            os.environ.pop(launch.ENV_BOTLIBS, None)
+        else:
+            os.environ[launch.ENV_BOTLIBS] = self.old
+
+
+def libs_figures(
+    trivial: Path, numpy_bot: Path, modes: dict[str, Launcher], n: int
+) -> dict[str, Any]:
+    """The bot libraries' figures (see the module), each mode's starts interleaved."""
+    if launch.botlibs_dir() is None:
+        return {"botlibs": None}
+    out: dict[str, Any] = {"botlibs": launch.botlibs_dir()}
+    for name, launcher in modes.items():
+        _start(trivial, launcher)  # warm: the zygote, the staged runtime, the page cache
+        _start(numpy_bot, launcher)
+        walls: dict[str, list[float]] = {"libs": [], "nolibs": [], "numpy": []}
+        cpus: dict[str, list[float]] = {"libs": [], "nolibs": [], "numpy": []}
+        numpy_import, numpy_import_cpu = [], []
+        for i in range(n):
+            order = ORDERS[i % len(ORDERS)]  # every order in turn: no kind always follows another
+            for kind in order:
+                if kind == "nolibs":
+                    with _NoLibs():
+                        took, cpu, err = _start(trivial, launcher)
+                else:
+                    took, cpu, err = _start(numpy_bot if kind == "numpy" else trivial, launcher)
+                walls[kind].append(took)
+                cpus[kind].append(cpu)
+                if kind == "numpy":
+                    line = [ln for ln in err.splitlines() if ln.startswith("IMPORT_NUMPY_S ")]
+                    numpy_import.append(float(line[0].split()[1]))
+                    numpy_import_cpu.append(float(line[0].split()[2]))
+        for kind in walls:
+            out[f"start_ms_{name}_{kind}"] = round(statistics.median(walls[kind]) * 1e3, 1)
+            out[f"cpu_ms_{name}_{kind}"] = round(statistics.median(cpus[kind]) * 1e3, 1)
+        out[f"import_numpy_ms_{name}"] = round(statistics.median(numpy_import) * 1e3, 1)
+        out[f"import_numpy_cpu_ms_{name}"] = round(statistics.median(numpy_import_cpu) * 1e3, 1)
+        for what, values in (("start", walls), ("cpu", cpus)):
+            ratio = statistics.median(values["libs"]) / statistics.median(values["nolibs"])
+            out[f"libs_{what}_ratio_{name}"] = round(ratio, 3)
+    return out
 
 
 def _zygote_pids() -> list[int]:
@@ -167,6 +269,7 @@ def main() -> int:
     ap.add_argument("--starts", type=int, default=20, help="process starts per mode")
     ap.add_argument("--old", help="a worktree of the old commit (with .venv) to run first")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--libs-only", action="store_true", help="only the bot libraries' figures")
     args = ap.parse_args()
 
     old = None
@@ -227,6 +330,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any] | None:
         bot = Path(tmp) / "trivial.py"
         bot.write_text(BOT)
         os.chmod(bot, 0o644)
+        numpy_bot = Path(tmp) / "numpy_bot.py"
+        numpy_bot.write_text(NUMPY_BOT)
+        os.chmod(numpy_bot, 0o644)
+        out.update(libs_figures(bot, numpy_bot, modes, args.starts))
+        if getattr(args, "libs_only", False):
+            out["load_avg"] = round(os.getloadavg()[0], 2)
+            return out
         for name, launcher in modes.items():
             trip = round_trips(bot, launcher, args.decisions)
             out[f"round_trip_us_{name}"] = round(trip * 1e6, 1)
@@ -266,6 +376,9 @@ def report(out: dict[str, Any]) -> None:
         f"sandbox: bwrap {out['bwrap']}, Python bots {path}, probe {out['probe_s']} s, "
         f"load {out['load_avg']}"
     )
+    report_libs(out)
+    if "round_trip_us_sandbox" not in out:  # --libs-only
+        return
     print(
         f"decision round trip (median): sandboxed {out['round_trip_us_sandbox']} us, "
         f"bare {out['round_trip_us_bare']} us   (target <= 150 us sandboxed)"
@@ -292,6 +405,29 @@ def report(out: dict[str, Any]) -> None:
         f"sandboxed {out['match_ms_sandbox_sequential']} ms, bare "
         f"{out['match_ms_bare_sequential']} ms, ratio {out['match_ratio_sequential']}"
     )
+
+
+def report_libs(out: dict[str, Any]) -> None:
+    """The bot libraries' lines (medians, one run, starts interleaved)."""
+    if not out.get("botlibs"):
+        print("bot libraries: none here (make venv installs them into .venv/botlibs)")
+        return
+    print(f"bot libraries: {out['botlibs']}")
+    for name in ("sandbox", "bwrap", "bare"):
+        if f"start_ms_{name}_libs" not in out:
+            continue
+        print(
+            f"  {name:7}: a bot without numpy: start {out[f'start_ms_{name}_libs']} ms with the "
+            f"libraries, {out[f'start_ms_{name}_nolibs']} ms without (ratio "
+            f"{out[f'libs_start_ratio_{name}']}); CPU of its process "
+            f"{out[f'cpu_ms_{name}_libs']} ms with, {out[f'cpu_ms_{name}_nolibs']} ms without "
+            f"(ratio {out[f'libs_cpu_ratio_{name}']})"
+        )
+        print(
+            f"  {'':7}  a bot importing numpy: start {out[f'start_ms_{name}_numpy']} ms, CPU "
+            f"{out[f'cpu_ms_{name}_numpy']} ms; its import numpy "
+            f"{out[f'import_numpy_ms_{name}']} ms ({out[f'import_numpy_cpu_ms_{name}']} ms CPU)"
+        )
 
 
 COMPARED = (

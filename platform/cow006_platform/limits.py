@@ -66,11 +66,24 @@ def _too_large(cap: int) -> str:
     return f"the request body is larger than this route accepts ({cap} bytes)"
 
 
+def upload_too_large(max_bytes: int) -> str:
+    """The one sentence of every refusal of an oversized upload (the body's cap, a declared
+    Content-Length, the file itself): the cap of the file, in MiB and in bytes."""
+    return f"an upload is at most {max_bytes / (1 << 20):g} MiB ({max_bytes} bytes)"
+
+
+def too_large(settings: Settings, method: str, path: str) -> str:
+    """What a 413 says for this request: an upload names the file's cap, not the framing's."""
+    if is_upload(method, path):
+        return upload_too_large(settings.max_upload_bytes)
+    return _too_large(body_cap(settings, method, path))
+
+
 class BodyTooLarge(HTTPException):
     """A body that passed its cap while it was being read (rendered as a 413 by FastAPI)."""
 
-    def __init__(self, cap: int) -> None:
-        super().__init__(status.HTTP_413_CONTENT_TOO_LARGE, _too_large(cap), headers=_CLOSE)
+    def __init__(self, detail: str) -> None:
+        super().__init__(status.HTTP_413_CONTENT_TOO_LARGE, detail, headers=_CLOSE)
 
 
 async def _refuse(send: Send, code: int, detail: str, headers: dict[str, str]) -> None:
@@ -110,7 +123,7 @@ class RequestLimits:
                 await _refuse(send, 400, "the Content-Length header is not a number", {})
                 return
             if int(declared) > cap:
-                await _refuse(send, 413, _too_large(cap), {})
+                await _refuse(send, 413, too_large(settings, method, path), {})
                 return
         if anonymous and is_upload(method, path):
             await _refuse(
@@ -120,10 +133,11 @@ class RequestLimits:
                 {"WWW-Authenticate": "Bearer"},
             )
             return
-        await self.app(scope, _counted(receive, cap, settings.body_seconds), send)
+        refusal = too_large(settings, method, path)
+        await self.app(scope, _counted(receive, cap, settings.body_seconds, refusal), send)
 
 
-def _counted(receive: Receive, cap: int, seconds: float) -> Receive:
+def _counted(receive: Receive, cap: int, seconds: float, refusal: str) -> Receive:
     """``receive``, raising BodyTooLarge as soon as the body passes ``cap`` bytes, and a 408
     if the body has not arrived in full ``seconds`` after it was first asked for."""
     seen = 0
@@ -148,7 +162,7 @@ def _counted(receive: Receive, cap: int, seconds: float) -> Receive:
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > cap:
-                raise BodyTooLarge(cap)
+                raise BodyTooLarge(refusal)
             done = not message.get("more_body", False)
         else:
             done = True
@@ -179,9 +193,7 @@ async def read_upload(request: Request, max_bytes: int) -> tuple[str, bytes]:
         # One byte past the cap: an oversized file is refused without keeping it all.
         data = await upload.read(max_bytes + 1)
         if len(data) > max_bytes:
-            raise HTTPException(
-                status.HTTP_413_CONTENT_TOO_LARGE, f"an upload is at most {max_bytes} bytes"
-            )
+            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, upload_too_large(max_bytes))
         return upload.filename or "", data
     finally:
         await form.close()

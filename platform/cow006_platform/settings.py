@@ -38,8 +38,16 @@ class Settings(BaseSettings):
         "uploaded bots (content-addressed by sha256), shared by the API and every worker",
     )
     # -- uploads and challenges (cow006_platform.workclasses; "Work classes" below) ----------
-    max_upload_bytes: int = _doc(1024 * 1024, "the largest upload (a .py file or a .zip)")
-    max_unpacked_bytes: int = _doc(5 * 1024 * 1024, "the most an upload's files may hold unpacked")
+    # Sized for a small network's weights (a .npz in the zip, numpy: docs/bot-guide.md): the
+    # request body cap (limits), the archive checks (storage) and the upload page follow them.
+    max_upload_bytes: int = _doc(
+        20 * 1024 * 1024, "the largest upload (a .py file or a .zip), weights included"
+    )
+    max_unpacked_bytes: int = _doc(
+        40 * 1024 * 1024,
+        "the most an upload's files may hold unpacked (twice `MAX_UPLOAD_BYTES`: an archive "
+        "inflating further is refused as a zip bomb)",
+    )
     max_files: int = _doc(200, "the most files an uploaded archive may hold")
     uploads_per_day: int = _doc(50, "uploads per user in 24 hours (429 past it)")
     uploads_per_day_per_address: int = _doc(

@@ -33,7 +33,7 @@ from typing import Any
 
 from ._errors import Cow006Error
 
-DEFAULT_TIMEOUT = 30.0  # seconds per request (an upload included: bots are at most 1 MiB)
+DEFAULT_TIMEOUT = 30.0  # seconds per blocking read or write of a request (uploads: 20 MiB at most)
 CONFIG_ENV = "COW006_CONFIG"
 URL_ENV = "COW006_URL"
 TOKEN_ENV = "COW006_TOKEN"

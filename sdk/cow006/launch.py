@@ -4,8 +4,9 @@ Kept apart from the host on purpose: the sandbox wraps exactly these two steps (
 for a bot, and spawning it), so nothing else in the SDK knows how processes are made.
 
 A Python bot runs on the real interpreter (not a venv shim) in isolated mode, without site
-packages: it sees the standard library and ``cow006`` only, exactly as inside the sandbox,
-and starts quickly.  The ``cow006`` it imports is a compiled copy (``compiled_sdk``): the
+packages: it sees the standard library, ``cow006`` and the bot libraries (``botlibs_dir``:
+numpy, installed apart from every other package) only, exactly as inside the sandbox, and
+starts quickly.  The ``cow006`` it imports is a compiled copy (``compiled_sdk``): the
 host stages the package with its bytecode once into a cache directory that only the host
 writes, so no bot process compiles the SDK at start-up (bots run with ``-B`` and could not
 keep what they compiled anyway).  A ``.js`` bot runs on node.  Every bot gets a clean, minimal
@@ -36,7 +37,17 @@ BOT_ENV: dict[str, str] = {
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
     "MALLOC_ARENA_MAX": "2",
+    # One thread for the numerical libraries a bot may import (``botlibs_dir``): a bot has
+    # one core's share, and the sandbox's pids cap counts threads, so OpenBLAS's pool of a
+    # thread per core would take a bot's share of both (docs/sandbox.md, "Bot libraries").
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
 }
+
+# The directory of the libraries a bot may import (numpy: requirements/botlibs.txt), where
+# ``make venv`` installs them; unset: ``<sys.prefix>/botlibs`` if it exists, "off": none.
+ENV_BOTLIBS = "COW006_BOTLIBS"
 
 
 def sdk_dir() -> str:
@@ -149,6 +160,27 @@ def _stage_sdk(root: Path) -> str | None:
     return str(target)
 
 
+def botlibs_dir() -> str | None:
+    """The host's directory of bot libraries (resolved), or None when there is none.
+
+    ``COW006_BOTLIBS`` names it (``off`` or empty: none); unset, it is ``botlibs`` under the
+    interpreter's prefix (the virtualenv's ``.venv/botlibs``, installed by ``make venv``) if
+    that directory exists.  A directory that is named but missing is an error: a worker
+    configured for libraries must not quietly run bots without them."""
+    named = os.environ.get(ENV_BOTLIBS)
+    if named is None:
+        found = os.path.join(sys.prefix, "botlibs")
+        return os.path.realpath(found) if os.path.isdir(found) else None
+    named = named.strip()
+    if named.lower() in ("", "off", "none"):
+        return None
+    if not os.path.isabs(named) or not os.path.isdir(named):
+        raise AgentLoadError(
+            f"{ENV_BOTLIBS}={named!r} names no directory (an absolute path, or off)"
+        )
+    return os.path.realpath(named)
+
+
 def python_executable() -> str:
     """The real interpreter behind ``sys.executable`` (a venv's python is only a symlink)."""
     return os.path.realpath(sys.executable)
@@ -158,12 +190,18 @@ def node_executable() -> str:
     return shutil.which("node") or shutil.which("node", path=BOT_ENV["PATH"]) or "/usr/bin/node"
 
 
-def bootstrap(sdk: str | None = None) -> str:
+def bootstrap(sdk: str | None = None, libs: str | None = None) -> str:
     """The ``-c`` program of a Python bot: find cow006 at ``sdk`` (default: the compiled copy,
-    else the sources), then serve the protocol."""
+    else the sources), the bot libraries at ``libs`` (last on sys.path, after the standard
+    library: they shadow nothing; default for a host run, without ``sdk``: ``botlibs_dir()``),
+    then serve the protocol.  Nothing of the libraries is imported unless the bot does."""
     where = sdk if sdk is not None else (compiled_sdk() or sdk_dir())
+    if sdk is None and libs is None:
+        libs = botlibs_dir()
+    extra = f"sys.path.append({libs!r}); " if libs else ""
     return (
-        f"import sys; sys.path.insert(0, {where!r}); from cow006.bot import run; run(sys.argv[1:])"
+        f"import sys; sys.path.insert(0, {where!r}); {extra}"
+        "from cow006.bot import run; run(sys.argv[1:])"
     )
 
 
@@ -186,15 +224,15 @@ def resolve(path: str | Path) -> tuple[str, Path]:
     raise AgentLoadError(f"{path}: a bot is a .py or .js file, or a folder with bot.py")
 
 
-def command_for(path: str | Path, *, sdk: str | None = None) -> list[str]:
+def command_for(path: str | Path, *, sdk: str | None = None, libs: str | None = None) -> list[str]:
     """The argv that runs the bot at ``path`` (raises AgentLoadError if it is not a bot);
-    a Python bot finds cow006 in ``sdk`` (see ``bootstrap``)."""
+    a Python bot finds cow006 in ``sdk`` and the bot libraries in ``libs`` (``bootstrap``)."""
     lang, file = resolve(path)
     if lang == "node":
         return [node_executable(), str(file)]
     if lang == "binary":
         return [str(file)]
-    return [python_executable(), "-I", "-S", "-B", "-c", bootstrap(sdk), str(file)]
+    return [python_executable(), "-I", "-S", "-B", "-c", bootstrap(sdk, libs), str(file)]
 
 
 def workdir(path: str | Path) -> Path:

@@ -28,7 +28,7 @@ import pytest
 import typer
 import yaml
 
-from cow006 import cgroups, sandbox
+from cow006 import cgroups, launch, sandbox
 from cow006.sandbox import _host as sandbox_host
 from cow006_platform.settings import Settings
 from cow006_workers.cli import build_app
@@ -332,9 +332,10 @@ def test_the_command_checks_can_fail() -> None:
 def known_env() -> set[str]:
     """COW006_* variables the code reads: the settings, and the SDK's own (the sandbox)."""
     settings = {f"COW006_{name.upper()}" for name in Settings.model_fields}
-    sdk = {sandbox.ENV_MODE, "COW006_BWRAP", cgroups.ENV, cgroups.ENV_PARENT}
-    # Keep the SDK's list honest: the sandbox really reads these names.
+    sdk = {sandbox.ENV_MODE, "COW006_BWRAP", cgroups.ENV, cgroups.ENV_PARENT, launch.ENV_BOTLIBS}
+    # Keep the SDK's list honest: the sandbox (and its launch module) really reads these names.
     modules = [p for m in (sandbox, cgroups) for p in Path(m.__path__[0]).glob("*.py")]
+    modules.append(Path(launch.__file__))
     source = "".join(p.read_text() for p in modules)
     for name in sdk:
         assert name in source, f"cow006.sandbox no longer reads {name}: update this test"
@@ -439,6 +440,18 @@ def test_the_worker_image_has_the_sandbox() -> None:
     # Root, so each bot gets its own uid (no USER, or USER root).
     users = [a for w, a in _docker_instructions(path) if w == "USER"]
     assert not users or users[-1].split(":")[0] in ("0", "root"), f"{rel(path)}: not root"
+    # The bot libraries (docs/sandbox.md): from their lock into COW006_BOTLIBS, a directory
+    # of their own (the sandbox binds it at /botlibs), never site-packages.
+    env = " ".join(a for w, a in _docker_instructions(path) if w == "ENV")
+    where = re.search(r"COW006_BOTLIBS=(/\S+)", env)
+    assert where, f"{rel(path)}: COW006_BOTLIBS is not set"
+    target = re.escape(where.group(1))
+    botlibs = rf"pip install --require-hashes --no-deps --only-binary :all:\s+--target {target}"
+    assert re.search(botlibs + r"\s+-r requirements/botlibs\.txt", runs), (
+        f"{rel(path)}: the bot libraries are not installed from requirements/botlibs.txt "
+        f"into {where.group(1)}"
+    )
+    assert "site-packages" not in where.group(1)
 
 
 def test_dockerignore_files_keep_the_context_small() -> None:

@@ -31,6 +31,7 @@ FILES = {
     "ops": ["--extra", "ops"],
     "build": ["--only-group", "build"],
     "validators": ["--only-group", "validators"],
+    "botlibs": ["--only-group", "botlibs"],
 }
 FIX = "the lock disagrees with pyproject.toml: run `make lock`"
 Pins = dict[str, tuple[str, bool]]  # name: (version, has hashes)

@@ -20,6 +20,8 @@ import httpx
 import pytest
 from helpers import servers
 
+from cow006_platform.settings import Settings
+
 # A real server in a subprocess, 300 MB bodies: slow (make test-fast leaves it out).
 pytestmark = pytest.mark.slow
 
@@ -235,14 +237,25 @@ def test_an_upload_within_its_cap_still_works(server: Server) -> None:
         timeout=30,
     )
     assert r.status_code == 201, r.text
-    big = b"#" * (1024 * 1024 + 1)  # one byte over max_upload_bytes, within the framing room
+    cap = Settings().max_upload_bytes
+    assert cap == 20 * 1024 * 1024  # sized for a small network's weights (issue 19)
+    big = b"#" * (cap + 1)  # one byte over max_upload_bytes, within the framing room
     r = httpx.post(
         f"{server.base}/api/agents/{agent}/versions",
         files={"file": ("bot.py", big)},
         headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
+        timeout=60,
     )
-    assert r.status_code == 413 and r.json()["detail"] == "an upload is at most 1048576 bytes"
+    refusal = "an upload is at most 20 MiB (20971520 bytes)"
+    assert r.status_code == 413 and r.json()["detail"] == refusal
+    # Past the framing room too: the body's cap says the same sentence, not the framing's.
+    r = httpx.post(
+        f"{server.base}/api/agents/{agent}/versions",
+        files={"file": ("bot.py", big + b"#" * (64 * 1024))},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert r.status_code == 413 and r.json()["detail"] == refusal
     r = httpx.post(
         f"{server.base}/api/agents/{agent}/versions",
         headers={"Authorization": f"Bearer {token}"},

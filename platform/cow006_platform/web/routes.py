@@ -185,6 +185,9 @@ def render(
         "me": signed_in.user if signed_in is not None else None,
         "csrf": csrf,
         "registration": request.app.state.settings.registration,
+        # The upload caps, as the API enforces them (the upload page states and checks them).
+        "max_upload_bytes": request.app.state.settings.max_upload_bytes,
+        "max_unpacked_bytes": request.app.state.settings.max_unpacked_bytes,
         **context,
     }
     response = templates.TemplateResponse(request, name, context, status_code=status_code)

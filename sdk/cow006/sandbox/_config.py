@@ -20,7 +20,7 @@ from ._handoff import HANDOFF
 from ._host import default_cache_dir, default_state_dir, is_root
 from ._probe import status
 from ._process import SandboxedProcess, start
-from ._runtime import SDK_DEST
+from ._runtime import SDK_DEST, bot_libs_dest
 from ._slot_cgroup import hierarchy
 
 MiB = 1 << 20
@@ -158,6 +158,7 @@ class Sandbox:
             env.get(cgroups.ENV),
             env.get(cgroups.ENV_PARENT),
             env.get(ENV_ZYGOTE),
+            env.get(launch.ENV_BOTLIBS),
         )
         key = _keys.get(memo)
         if key is None:
@@ -174,13 +175,26 @@ class Sandbox:
             zygote = str(self.zygote_on())
         except SandboxError as exc:
             zygote = str(exc)
-        return (self.bwrap, str(self.state_path()), str(self.cache_path()), groups, parent, zygote)
+        try:
+            botlibs = str(launch.botlibs_dir())
+        except Exception as exc:  # a bad COW006_BOTLIBS: the start of a bot says so
+            botlibs = str(exc)
+        return (
+            self.bwrap,
+            str(self.state_path()),
+            str(self.cache_path()),
+            groups,
+            parent,
+            zygote,
+            botlibs,
+        )
 
     # -- launching ---------------------------------------------------------------------------
     def launch(self, path: str | Path) -> SandboxedProcess:
         """The ``RemoteAgent`` launcher: run the bot at ``path`` in the sandbox."""
         lang, file = launch.resolve(path)
-        argv = launch.command_for(path, sdk=SDK_DEST)
+        libs = bot_libs_dest()
+        argv = launch.command_for(path, sdk=SDK_DEST, libs=libs)
         p = Path(path)
         bot_src = p.resolve() if p.is_dir() else file
         # The file itself, or the entry in the folder (bot.py, or the manifest's).
@@ -194,7 +208,7 @@ class Sandbox:
             # only the bot holds them (bwrap's own processes keep their stdio): a bot that
             # closes its output is seen to, as outside the sandbox.
             at = argv.index("-c") + 1
-            argv[at : at + 1] = [HANDOFF + launch.bootstrap(SDK_DEST), "{fd}"]
+            argv[at : at + 1] = [HANDOFF + launch.bootstrap(SDK_DEST, libs), "{fd}"]
             return self.spawn(argv, lang=lang, bot=bot_src, handoff=True)
         return self.spawn(argv, lang=lang, bot=bot_src)
 

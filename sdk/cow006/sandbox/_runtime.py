@@ -3,7 +3,9 @@
 A Python bot gets the real interpreter binary (``sys.executable`` resolved, never a venv or
 pyenv shim), its standard library without ``STDLIB_SKIP`` (site-packages hidden), the shared
 libraries it and its extension modules load (found with ldd once, the answer cached), and the
-host's compiled copy of the ``cow006`` package at ``/sdk/cow006`` (``launch.compiled_sdk``).
+host's compiled copy of the ``cow006`` package at ``/sdk/cow006`` (``launch.compiled_sdk``),
+and the bot libraries (``launch.botlibs_dir``: numpy) at ``/botlibs`` with the system
+libraries their extension modules load (theirs, such as OpenBLAS, are inside the directory).
 A node bot gets node and its libraries; a binary bot (a static executable) nothing.
 ``runtime_binds`` computes the read-only binds once
 per process and configuration; what the slot uid cannot reach is staged (``_staging``).
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from ._config import Sandbox
 
 SDK_DEST = "/sdk"  # the cow006 package is at /sdk/cow006 inside
+BOTLIBS_DEST = "/botlibs"  # the bot libraries (launch.botlibs_dir), read-only, last on sys.path
 # Parts of the standard library a bot has no use for (or that are big): never staged.
 STDLIB_SKIP = frozenset(
     {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip"}
@@ -108,6 +111,20 @@ def _ldd(files: list[str]) -> list[str]:
     return sorted(libs)
 
 
+def bot_libs_dest() -> str | None:
+    """Where a sandboxed Python bot finds the bot libraries (None: the host has none)."""
+    return BOTLIBS_DEST if launch.botlibs_dir() is not None else None
+
+
+def _extension_files(root: str) -> list[str]:
+    """The compiled modules and shared libraries under ``root``, for ldd (sorted)."""
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        out += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".so") or ".so." in n]
+    return out
+
+
 def _lib_dest(path: str) -> str:
     """Where a library goes inside: its directory resolved (merged /usr), its name kept."""
     return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
@@ -158,10 +175,17 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
                 if n.endswith(".so") and not n.startswith("_tkinter")
             ]
         binds.append((sdk_source(sb), f"{SDK_DEST}/cow006"))
+        botlibs = launch.botlibs_dir()
+        if botlibs is not None:
+            binds.append((reachable(sb, botlibs), BOTLIBS_DEST))
+            elf += _extension_files(botlibs)
     seen = {dest for _, dest in binds}
     libs = {}
+    botlibs_host = launch.botlibs_dir() if lang == "python" else None
     for lib in _shared_libs(elf, cache):
         dest = _lib_dest(lib)
+        if botlibs_host is not None and dest.startswith(botlibs_host + "/"):
+            continue  # numpy.libs and the like: inside /botlibs already ($ORIGIN rpaths)
         if dest not in seen:
             seen.add(dest)
             libs[dest] = os.path.realpath(lib)

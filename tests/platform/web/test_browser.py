@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -238,7 +239,9 @@ def test_owner_sees_the_stderr_of_their_seats(pages: Pages, live_server: LiveSer
     assert anonymous.is_hidden("#stderr")
 
 
-def test_register_create_an_agent_and_upload_a_bot(pages: Pages, live_server: LiveServer) -> None:
+def test_register_create_an_agent_and_upload_a_bot(
+    pages: Pages, live_server: LiveServer, tmp_path: Path
+) -> None:
     if not sandbox.probe().ok:
         if os.environ.get("COW006_REQUIRE_SANDBOX") == "1":
             pytest.fail(
@@ -290,6 +293,23 @@ def test_register_create_an_agent_and_upload_a_bot(pages: Pages, live_server: Li
     page.click("#upload-form button[type=submit]")
     page.wait_for_selector("#upload-error:not([hidden])")
     assert page.inner_text("#upload-error").strip()
+    # A file past the upload cap (issue 19): the page states the caps, and refuses it with
+    # the API's sentence before sending a byte of it.
+    assert "At most 20 MiB per upload (20971520 bytes)" in page.inner_text("#upload-limits")
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    big = tmp_path / "big.zip"  # a file, not a buffer: the browser reads it itself
+    with open(big, "wb") as f:
+        f.truncate(20 * 2**20 + 1)
+    page.set_input_files("#upload-file", files=[str(big)])
+    page.click("#upload-form button[type=submit]")
+    page.wait_for_function(
+        "() => document.getElementById('upload-error').textContent.includes('20971520')"
+    )
+    assert page.inner_text("#upload-error").strip() == (
+        "An upload is at most 20 MiB (20971520 bytes)"  # showError's capital
+    )
+    assert not [u for u in posts if u.endswith("/versions")], posts
     # A bot that fails to import: rejected, with the reason.
     page.set_input_files(
         "#upload-file",

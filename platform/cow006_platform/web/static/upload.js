@@ -146,6 +146,13 @@
     const file = $("upload-file").files[0];
     if (!agentId) return Cow.showError($("upload-error"), "create an agent first");
     if (!file) return Cow.showError($("upload-error"), "choose a .py or .zip file");
+    // The API's cap, checked here too so a big file is not sent only to be refused (the
+    // same sentence as the API's 413).
+    const max = Number($("upload-file").dataset.maxBytes);
+    if (max && file.size > max) {
+      const mib = Math.round((max / 1048576) * 1000) / 1000;
+      return Cow.showError($("upload-error"), `an upload is at most ${mib} MiB (${max} bytes)`);
+    }
     if (stopPolling) stopPolling();
     $("upload-result").hidden = true;
     busy(e.target, true);
