@@ -19,6 +19,7 @@ import os
 from bisect import bisect_left
 
 import numpy as np
+
 from cow006 import Agent
 from cow006.cards import HEADS
 

@@ -48,9 +48,18 @@ def _axes(
 def _line(out: list[str], points, colour: str, dash: str = "") -> None:
     path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
     extra = f' stroke-dasharray="{dash}"' if dash else ""
-    out.append(
-        f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{extra}/>'
-    )
+    out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{extra}/>')
+
+
+def _ticks(x_max: float) -> list[int]:
+    """Round tick values from 0 to x_max: a step of 1, 2 or 5 times a power of ten."""
+    step = 1
+    while x_max / step > 6:
+        for m in (2, 5 / 2, 2):  # 1 -> 2 -> 5 -> 10 -> 20 ...
+            step = round(step * m)
+            if x_max / step <= 6:
+                break
+    return list(range(0, int(x_max) + 1, step))
 
 
 def svg(rows: list[dict[str, str]]) -> str:
@@ -68,16 +77,23 @@ def svg(rows: list[dict[str, str]]) -> str:
     (t1, b1), (t2, b2) = PANELS
     w_hi = max(0.5, max(win) + 0.05)
     px = _axes(
-        out, t1, b1, x_max, 0, w_hi, [(v / 10, f"{v * 10} %") for v in range(0, 11) if v / 10 <= w_hi],
+        out,
+        t1,
+        b1,
+        x_max,
+        0,
+        w_hi,
+        [(v / 10, f"{v * 10} %") for v in range(0, 11) if v / 10 <= w_hi],
         "win rate vs 3 greedy",
     )
     if imitation_end:
         x0, _ = px(0, 0)
         x1, _ = px(imitation_end, 0)
-        for top, bottom in PANELS:
-            out.append(
+        for top, bottom in PANELS:  # under everything else: right after the background
+            out.insert(
+                2,
                 f'<rect x="{x0}" y="{top}" width="{x1 - x0:.1f}" height="{bottom - top}" '
-                'fill="#e8eef8"/>'
+                'fill="#e8eef8"/>',
             )
         out.append(f'<text x="{x0 + 6}" y="{t1 + 16}" fill="#557">imitation</text>')
         out.append(f'<text x="{x1 + 6}" y="{t1 + 16}" fill="#557">policy gradient</text>')
@@ -90,11 +106,10 @@ def svg(rows: list[dict[str, str]]) -> str:
     px = _axes(out, t2, b2, x_max, h_lo, h_hi, ticks, "heads per deal")
     _line(out, [px(x, y) for x, y in zip(xs, greedy, strict=True)], "#c0392b", "6 4")
     _line(out, [px(x, y) for x, y in zip(xs, bot, strict=True)], "#1f5fbf")
-    for i in range(0, 6):
-        x = x_max * i / 5
+    for x in _ticks(x_max):
         gx, _ = px(x, h_lo)
         out.append(f'<line x1="{gx:.1f}" y1="{b2}" x2="{gx:.1f}" y2="{b2 + 4}" stroke="#444"/>')
-        out.append(f'<text x="{gx:.1f}" y="{b2 + 17}" text-anchor="middle">{x:.0f}</text>')
+        out.append(f'<text x="{gx:.1f}" y="{b2 + 17}" text-anchor="middle">{x:,}</text>')
     out.append(f'<text x="{W / 2}" y="{H - 6}" text-anchor="middle">training matches</text>')
     out.append(
         f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="14">'

@@ -38,8 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from bot import N_FEATURES, Bot, Policy, card_features  # noqa: E402
-from cow006 import play_match  # noqa: E402
-from cow006._view import View  # noqa: E402
+
+from cow006 import View, play_match  # noqa: E402
 from cow006.bots import make  # noqa: E402
 from cow006.rl import Cow006Env  # noqa: E402
 from cow006.rl.obs import ROW0  # noqa: E402
@@ -204,14 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=HERE, help="folder for bot.py + weights.npz (default: here)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hidden", type=int, default=32)
-    ap.add_argument("--imitate", type=int, default=40, help="imitation iterations")
+    ap.add_argument("--imitate", type=int, default=30, help="imitation iterations")
     ap.add_argument("--imitate-steps", type=int, default=20, help="Adam steps per iteration")
-    ap.add_argument("--reinforce", type=int, default=200, help="policy-gradient iterations")
-    ap.add_argument("--matches", type=int, default=16, help="training matches per iteration")
+    ap.add_argument("--reinforce", type=int, default=370, help="policy-gradient iterations")
+    ap.add_argument("--matches", type=int, default=32, help="training matches per iteration")
     ap.add_argument("--lr", type=float, default=3e-3, help="imitation learning rate")
     ap.add_argument("--pg-lr", type=float, default=1e-3, help="policy-gradient learning rate")
-    ap.add_argument("--eval-every", type=int, default=20)
-    ap.add_argument("--eval-matches", type=int, default=100)
+    ap.add_argument("--eval-every", type=int, default=25)
+    ap.add_argument("--eval-matches", type=int, default=200)
     ap.add_argument("--tiny", action="store_true", help="a few seconds' run, for CI")
     args = ap.parse_args(argv)
     if args.tiny:
@@ -238,6 +238,10 @@ def main(argv: list[str] | None = None) -> int:
         row["cpu_minutes"] = time.process_time() / 60
         row.update(res)
         rows.append(row)
+        with open(curve_path, "w", newline="") as f:  # rewritten at each point: watchable
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
         print(
             f"it {it:4d}  matches {trained:6d}  {row['minutes']:5.1f} min  "
             f"win {res['win_rate']:.3f}  heads/deal {res['bot_heads_per_deal']:.2f}"
@@ -278,14 +282,13 @@ def main(argv: list[str] | None = None) -> int:
     for env in envs:
         env.close()
 
-    np.savez(os.path.join(args.out, "weights.npz"), **params)
+    weights = os.path.join(args.out, "weights.npz")
+    np.savez(weights, w1=params["w1"], b1=params["b1"], w2=params["w2"], b2=params["b2"])
     if os.path.realpath(args.out) != HERE:
         shutil.copy(os.path.join(HERE, "bot.py"), os.path.join(args.out, "bot.py"))
-    with open(curve_path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {args.out}/weights.npz and curve.csv in {(time.monotonic() - start) / 60:.1f} min")
+    print(
+        f"wrote {args.out}/weights.npz and curve.csv in {(time.monotonic() - start) / 60:.1f} min"
+    )
     return 0
 
 
