@@ -95,8 +95,10 @@ def svg(rows: list[dict[str, str]]) -> str:
                 f'<rect x="{x0}" y="{top}" width="{x1 - x0:.1f}" height="{bottom - top}" '
                 'fill="#e8eef8"/>',
             )
-        out.append(f'<text x="{x0 + 6}" y="{t1 + 16}" fill="#557">imitation</text>')
-        out.append(f'<text x="{x1 + 6}" y="{t1 + 16}" fill="#557">policy gradient</text>')
+        out.append(
+            f'<text x="{x1 + 6}" y="{t1 + 16}" fill="#557">'
+            "shaded: imitation of builtin:safe; then policy gradient</text>"
+        )
     _line(out, [px(0, 0.25), px(x_max, 0.25)], "#999", "6 4")
     _line(out, [px(x, y) for x, y in zip(xs, win, strict=True)], "#1f5fbf")
     h_lo = min(bot + greedy) - 1

@@ -14,10 +14,11 @@ the network's softmax over the hand, then takes one Adam step on the batch:
    the advantage being minus the heads taken from that turn to the end of the deal, less
    the batch's mean at the same turn, so the network learns what the heuristic misses.
 
-Every ``--eval-every`` iterations the greedy argmax policy plays ``--eval-matches`` fixed,
-seat-rotated matches against three ``builtin:greedy``: that is the learning curve, written
-to ``curve.csv`` (and drawn by ``plot_curve.py``).  The end writes ``weights.npz`` next to a
-copy of bot.py in ``--out`` (the default is this folder), a submittable bot folder.
+Every ``--eval-every`` iterations (and at the end of imitation) the argmax policy plays
+``--eval-matches`` fixed, seat-rotated matches against three ``builtin:greedy``: that is the
+learning curve, written to ``curve.csv`` (and drawn by ``plot_curve.py``).  The end writes
+``weights.npz`` next to a copy of bot.py in ``--out`` (the default is this folder), a
+submittable bot folder.
 Everything is seeded by ``--seed``: the same command trains the same weights.
 """
 
@@ -277,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             adv /= adv.std() + 1e-6
             grads, _ = grad_log_softmax(params, x, legal, np.array(batch.action), adv)
             reinforce.step(params, grads)
-        if it % args.eval_every == 0 or it == iterations:
+        if it % args.eval_every == 0 or it in (args.imitate, iterations):
             checkpoint(it)
     for env in envs:
         env.close()
