@@ -91,6 +91,9 @@ def test_cow006_match_plays_the_trained_bot(trained: Path, tmp_path: Path) -> No
         text=True,
         timeout=120,
     )
+    assert "No module named 'numpy'" not in proc.stderr, (
+        "bot processes find no numpy: make venv installs the bot libraries (docs/sandbox.md)"
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     log = json.loads(path.read_text())
     assert log["players"][0]["agent"] == str(trained)
