@@ -61,6 +61,7 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -268,12 +269,16 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
 
 
 def start_server(
-    url: str, port: int, workers: int, data_dir: str, warm: bool = True
+    url: str, port: int, workers: int, data_dir: str, warm: bool = True, profile: str = ""
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COW006_DATABASE_URL": url, "COW006_DATA_DIR": data_dir}
     env["COW006_METRICS"] = "open"  # wait_warm scrapes /metrics (a token by default)
     if not warm:
         env["COW006_CACHE_WARM_PAGES"] = "0"
+    if profile:  # one process under cProfile (``profiled.py``), its stats written to ``profile``
+        env["COW006_PROFILE"] = profile
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiled.py")
+        return subprocess.Popen([sys.executable, script, "--port", str(port)], env=env)
     cmd = [
         sys.executable,
         "-m",
@@ -327,13 +332,32 @@ def own_cpu() -> float:
     return t.user + t.system
 
 
-def renders(base: str) -> float:
-    """Pages the server's page cache rendered so far (misses and renders ahead: one worker)."""
+def renders(base: str) -> dict[str, float]:
+    """Pages the server's page cache rendered so far (misses and renders ahead: one worker),
+    by the route that answered."""
     text = httpx.get(f"{base}/metrics", timeout=30).text
-    return sum(
-        _gauge(text, f"cow006_page_cache_{name}_total") or 0.0
-        for name in ("misses", "rendered_ahead")
-    )
+    out: dict[str, float] = {}
+    prefix = 'cow006_page_cache_renders_total{route="'
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            route, _, value = line[len(prefix) :].rpartition('"} ')
+            out[route] = float(value)
+    if not out:  # a server of before the count by route: the totals
+        out["all routes"] = sum(
+            _gauge(text, f"cow006_page_cache_{name}_total") or 0.0
+            for name in ("misses", "rendered_ahead")
+        )
+    return out
+
+
+def wait_written(path: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Wait until the profiled server has written its profile to ``path``."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit("the server wrote no profile")
+        time.sleep(0.1)
+    time.sleep(0.5)  # its last bytes
 
 
 def wait_warm(base: str, workers: int, timeout: float = 600) -> float:
@@ -548,6 +572,13 @@ def main() -> None:
         help="ladder matches finished per second while the clients read (0: none)",
     )
     ap.add_argument("--cold", action="store_true", help="no page cache warming at start")
+    ap.add_argument(
+        "--profile",
+        default="",
+        metavar="FILE",
+        help="run the server under cProfile (one process) and write its profile of the "
+        "measured requests to FILE (pstats; read the shares: profiling slows it about 2x)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the database afterwards")
     ap.add_argument("--reuse", action="store_true", help="reuse a seeded database (no seeding)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -569,7 +600,12 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data_dir:
-        proc = start_server(url, port, args.workers, data_dir, warm=not args.cold)
+        if args.profile and args.workers != 1:
+            raise SystemExit("--profile profiles one server process: --workers 1")
+        profile = os.path.abspath(args.profile) if args.profile else ""
+        if profile and os.path.exists(profile):
+            os.remove(profile)
+        proc = start_server(url, port, args.workers, data_dir, not args.cold, profile)
         writer = None
         try:
             wait_answering(f"{base}/api/ladders", proc)
@@ -595,16 +631,24 @@ def main() -> None:
             machine0, clients0 = machine_cpu(), own_cpu()
             writer0 = process_cpu(writer.pid) if writer is not None and writer.pid else 0.0
             playing0 = playing.value if writer is not None else 0.0
+            if profile:
+                proc.send_signal(signal.SIGUSR1)
             t0 = time.perf_counter()
             latencies, hits, stale = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
+            if profile:
+                proc.send_signal(signal.SIGUSR2)
+                wait_written(profile, proc)
             cpu = server_cpu(proc) - cpu0
             machine, clients_cpu = machine_cpu() - machine0, own_cpu() - clients0
             writer_cpu = (
                 process_cpu(writer.pid) - writer0 if writer is not None and writer.pid else 0.0
             )
             playing_cpu = playing.value - playing0 if writer is not None else 0.0
-            rendered = renders(base) - renders0
+            renders1 = renders(base)
+            by_route = {r: n - renders0.get(r, 0.0) for r, n in renders1.items()}
+            by_route = {r: n for r, n in by_route.items() if n}
+            rendered = sum(by_route.values())
             finished = (done.value if writer else 0) - done0
         finally:
             if writer is not None:
@@ -641,6 +685,10 @@ def main() -> None:
         "other_cpu_share": round((machine - cpu - clients_cpu - writer_cpu) / elapsed, 2),
         "renders": int(rendered),
         "renders_per_match": round(rendered / finished, 1) if finished else None,
+        # By the route that answered: which pages a finished match has rendered again.
+        "renders_per_match_by_route": (
+            {r: round(n / finished, 2) for r, n in sorted(by_route.items())} if finished else None
+        ),
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -675,6 +723,11 @@ def main() -> None:
         f"({report['server_cpu_share']:.0%} of a core); pages rendered {report['renders']}"
         + (f", {per_match} a finished match" if per_match else "")
     )
+    if report["renders_per_match_by_route"]:
+        print(
+            "pages rendered a finished match, by route: "
+            + ", ".join(f"{r} {n}" for r, n in report["renders_per_match_by_route"].items())
+        )
     print(
         f"cores busy meanwhile: server {report['server_cpu_share']}, "
         f"clients {report['clients_cpu_share']}, writer {report['writer_cpu_share']}"

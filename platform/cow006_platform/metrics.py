@@ -387,6 +387,14 @@ class PageCacheCollector(Collector):
         for name, help_text, counter, value in _PAGE_CACHE_METRICS:
             family = CounterMetricFamily if counter else GaugeMetricFamily
             yield family(f"cow006_page_cache_{name}", help_text, value=value(self.cache))
+        renders = CounterMetricFamily(
+            "cow006_page_cache_renders",
+            "Pages rendered (misses and renders ahead) by the route that answered.",
+            labels=["route"],
+        )
+        for route, n in sorted(getattr(self.cache, "renders", {}).items()):
+            renders.add_metric([route], n)
+        yield renders
 
 
 def registry_for(
