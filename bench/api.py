@@ -26,26 +26,32 @@ match (with ``--writes``, measured from the writer's first finished match), and 
 the cores the clients, the writer (its CPU per match, and how much of it playing) and
 everything else (the database, other jobs on a shared machine) took meanwhile.
 
-Issue 16, one session on the 2-core machine shared with other jobs, 30,000 requests, old
-(c3baa5d) / new, medians of three interleaved rounds (docs/operations.md has every figure):
+It also counts those renders by the route that answered (``renders_per_match_by_route``,
+from ``cow006_page_cache_renders_total``), and ``--profile FILE`` runs the server under
+cProfile (``profiled.py``: every thread's CPU, only while the clients read) and writes its
+profile to FILE (pstats).  ``bench/renders.py`` measures the CPU of one render, by page.
 
-    no writes:           old 7,730 req/s, p99 8.5 ms;  new 8,003 req/s, p99 9.4 ms
-    --writes 5:          old 1,843 req/s, p99 169 ms (leaderboard 250)
-                         new 4,785 req/s, p99 24.7 ms (leaderboard 38.4)
-Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
+Target: p99 <= 50 ms, and with ``--writes 5`` at least 0.7x the requests a second of the
+same run without.  The clients run on the same machine as the server and the database.
 By default the clients run a closed loop (no pause between requests): that measures the
 server's saturation, where latency is mostly queueing (about clients / throughput); with
 ``--rate R`` they send R requests a second in all, and latency counts from when each was due.
 
-Issue 16, one session on a 2-core machine shared with other jobs, 30,000 requests, old
-(a7db15b) / new, two rounds each (docs/operations.md has every page's figures):
+Issue 16, first round: old (c3baa5d) / new, medians of three interleaved rounds, a machine
+shared with jobs taking 0.1-1.4 of its 2 cores:
 
-    no writes:           old 6,151 / 4,990 req/s, p99 12.4 / 14.7 ms
-                         new 6,246 / 5,917 req/s, p99 12.9 / 12.2 ms
-    --writes 5 (5.1/s):  old 1,094 / 1,177 req/s, p99 228 / 244 ms (leaderboard 320 / 293),
-                             14.4 / 13.6 pages rendered a finished match
-                         new 2,532 / 1,500 req/s, p99  81 / 180 ms (leaderboard 100 / 215),
-                              8.3 /  8.6 pages rendered a finished match
+    no writes:           old 7,730 req/s, p99 8.5 ms;  new 8,003 req/s, p99 9.4 ms
+    --writes 5:          old 1,843 req/s, p99 169 ms (leaderboard 250)
+                         new 4,785 req/s, p99 24.7 ms (leaderboard 38.4)
+
+Second round: main (7472a41) / this version, six interleaved rounds, each with and without
+writes, medians of the five whose writer kept up, on a machine whose other jobs took 1.0-1.6
+of the 2 cores (load average 9-22; docs/operations.md has every round):
+
+    server CPU a finished match costs:  old 46 ms, new 34 ms  (15.8 / 15.6 pages rendered)
+    --writes 5:          old p99 108 ms (leaderboard 146), with/without 0.58
+                         new p99  64 ms (leaderboard 101), with/without 0.45
+    no writes:           old p99 28.5 ms, new 27.7 ms
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
         [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf] [--writes R]
