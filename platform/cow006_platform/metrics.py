@@ -26,7 +26,8 @@ Metrics (all prefixed ``cow006_``):
 ``HttpMetrics`` is an ASGI middleware counting this process's own requests (per route
 template, never per raw path: the label set stays bounded) and their latency.
 ``PageCacheCollector`` reports this process's page cache (``cow006_page_cache_*``: entries,
-bytes, hits, stale hits, misses, pages rendered ahead, pages waiting to be rendered ahead).
+bytes, hits, stale hits, misses, pages rendered ahead, pages waiting to be rendered ahead,
+and every render by the route template that answered: a bounded label set too).
 """
 
 from __future__ import annotations
