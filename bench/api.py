@@ -44,14 +44,14 @@ shared with jobs taking 0.1-1.4 of its 2 cores:
     --writes 5:          old 1,843 req/s, p99 169 ms (leaderboard 250)
                          new 4,785 req/s, p99 24.7 ms (leaderboard 38.4)
 
-Second round: main (7472a41) / this version, six interleaved rounds, each with and without
-writes, medians of the five whose writer kept up, on a machine whose other jobs took 1.0-1.6
-of the 2 cores (load average 9-22; docs/operations.md has every round):
+Second round: main (7472a41) / this version, eight interleaved rounds, each with and without
+writes, medians of the seven whose writer kept up, on a machine whose other jobs took 1.2-1.6
+of the 2 cores (load average 9-27; docs/operations.md has every round):
 
-    server CPU a finished match costs:  old 46 ms, new 34 ms  (15.8 / 15.6 pages rendered)
-    --writes 5:          old p99 108 ms (leaderboard 146), with/without 0.58
-                         new p99  64 ms (leaderboard 101), with/without 0.45
-    no writes:           old p99 28.5 ms, new 27.7 ms
+    server CPU a finished match costs:  old 48 ms, new 41 ms  (15.1 / 15.6 pages rendered)
+    --writes 5:          old 1,782 req/s, p99 167 ms (leaderboard 222), with/without 0.58
+                         new 2,757 req/s, p99  64 ms (leaderboard 107), with/without 0.66
+    no writes:           old p99 31.7 ms, new 28.0 ms
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
         [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf] [--writes R]
