@@ -26,26 +26,32 @@ match (with ``--writes``, measured from the writer's first finished match), and 
 the cores the clients, the writer (its CPU per match, and how much of it playing) and
 everything else (the database, other jobs on a shared machine) took meanwhile.
 
-Issue 16, one session on the 2-core machine shared with other jobs, 30,000 requests, old
-(c3baa5d) / new, medians of three interleaved rounds (docs/operations.md has every figure):
+It also counts those renders by the route that answered (``renders_per_match_by_route``,
+from ``cow006_page_cache_renders_total``), and ``--profile FILE`` runs the server under
+cProfile (``profiled.py``: every thread's CPU, only while the clients read) and writes its
+profile to FILE (pstats).  ``bench/renders.py`` measures the CPU of one render, by page.
 
-    no writes:           old 7,730 req/s, p99 8.5 ms;  new 8,003 req/s, p99 9.4 ms
-    --writes 5:          old 1,843 req/s, p99 169 ms (leaderboard 250)
-                         new 4,785 req/s, p99 24.7 ms (leaderboard 38.4)
-Target: p99 <= 50 ms.  The clients run on the same machine as the server and the database.
+Target: p99 <= 50 ms, and with ``--writes 5`` at least 0.7x the requests a second of the
+same run without.  The clients run on the same machine as the server and the database.
 By default the clients run a closed loop (no pause between requests): that measures the
 server's saturation, where latency is mostly queueing (about clients / throughput); with
 ``--rate R`` they send R requests a second in all, and latency counts from when each was due.
 
-Issue 16, one session on a 2-core machine shared with other jobs, 30,000 requests, old
-(a7db15b) / new, two rounds each (docs/operations.md has every page's figures):
+Issue 16, first round: old (c3baa5d) / new, medians of three interleaved rounds, a machine
+shared with jobs taking 0.1-1.4 of its 2 cores:
 
-    no writes:           old 6,151 / 4,990 req/s, p99 12.4 / 14.7 ms
-                         new 6,246 / 5,917 req/s, p99 12.9 / 12.2 ms
-    --writes 5 (5.1/s):  old 1,094 / 1,177 req/s, p99 228 / 244 ms (leaderboard 320 / 293),
-                             14.4 / 13.6 pages rendered a finished match
-                         new 2,532 / 1,500 req/s, p99  81 / 180 ms (leaderboard 100 / 215),
-                              8.3 /  8.6 pages rendered a finished match
+    no writes:           old 7,730 req/s, p99 8.5 ms;  new 8,003 req/s, p99 9.4 ms
+    --writes 5:          old 1,843 req/s, p99 169 ms (leaderboard 250)
+                         new 4,785 req/s, p99 24.7 ms (leaderboard 38.4)
+
+Second round: main (7472a41) / this version, eight interleaved rounds, each with and without
+writes, medians of the seven whose writer kept up, on a machine whose other jobs took 1.2-1.6
+of the 2 cores (load average 9-27; docs/operations.md has every round):
+
+    server CPU a finished match costs:  old 48 ms, new 41 ms  (15.1 / 15.6 pages rendered)
+    --writes 5:          old 1,782 req/s, p99 167 ms (leaderboard 222), with/without 0.58
+                         new 2,757 req/s, p99  64 ms (leaderboard 107), with/without 0.66
+    no writes:           old p99 31.7 ms, new 28.0 ms
 
     python bench/api.py --url postgresql://root@127.0.0.1:5432/postgres [--requests N]
         [--clients 32] [--workers 1] [--rate R] [--popularity uniform|zipf] [--writes R]
@@ -61,6 +67,7 @@ import math
 import multiprocessing
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -268,12 +275,16 @@ def seed(url: str, agents: int, matches: int, rng: random.Random) -> dict[str, A
 
 
 def start_server(
-    url: str, port: int, workers: int, data_dir: str, warm: bool = True
+    url: str, port: int, workers: int, data_dir: str, warm: bool = True, profile: str = ""
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "COW006_DATABASE_URL": url, "COW006_DATA_DIR": data_dir}
     env["COW006_METRICS"] = "open"  # wait_warm scrapes /metrics (a token by default)
     if not warm:
         env["COW006_CACHE_WARM_PAGES"] = "0"
+    if profile:  # one process under cProfile (``profiled.py``), its stats written to ``profile``
+        env["COW006_PROFILE"] = profile
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiled.py")
+        return subprocess.Popen([sys.executable, script, "--port", str(port)], env=env)
     cmd = [
         sys.executable,
         "-m",
@@ -327,13 +338,32 @@ def own_cpu() -> float:
     return t.user + t.system
 
 
-def renders(base: str) -> float:
-    """Pages the server's page cache rendered so far (misses and renders ahead: one worker)."""
+def renders(base: str) -> dict[str, float]:
+    """Pages the server's page cache rendered so far (misses and renders ahead: one worker),
+    by the route that answered."""
     text = httpx.get(f"{base}/metrics", timeout=30).text
-    return sum(
-        _gauge(text, f"cow006_page_cache_{name}_total") or 0.0
-        for name in ("misses", "rendered_ahead")
-    )
+    out: dict[str, float] = {}
+    prefix = 'cow006_page_cache_renders_total{route="'
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            route, _, value = line[len(prefix) :].rpartition('"} ')
+            out[route] = float(value)
+    if not out:  # a server of before the count by route: the totals
+        out["all routes"] = sum(
+            _gauge(text, f"cow006_page_cache_{name}_total") or 0.0
+            for name in ("misses", "rendered_ahead")
+        )
+    return out
+
+
+def wait_written(path: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Wait until the profiled server has written its profile to ``path``."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit("the server wrote no profile")
+        time.sleep(0.1)
+    time.sleep(0.5)  # its last bytes
 
 
 def wait_warm(base: str, workers: int, timeout: float = 600) -> float:
@@ -548,6 +578,13 @@ def main() -> None:
         help="ladder matches finished per second while the clients read (0: none)",
     )
     ap.add_argument("--cold", action="store_true", help="no page cache warming at start")
+    ap.add_argument(
+        "--profile",
+        default="",
+        metavar="FILE",
+        help="run the server under cProfile (one process) and write its profile of the "
+        "measured requests to FILE (pstats; read the shares: profiling slows it about 2x)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the database afterwards")
     ap.add_argument("--reuse", action="store_true", help="reuse a seeded database (no seeding)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -569,7 +606,12 @@ def main() -> None:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data_dir:
-        proc = start_server(url, port, args.workers, data_dir, warm=not args.cold)
+        if args.profile and args.workers != 1:
+            raise SystemExit("--profile profiles one server process: --workers 1")
+        profile = os.path.abspath(args.profile) if args.profile else ""
+        if profile and os.path.exists(profile):
+            os.remove(profile)
+        proc = start_server(url, port, args.workers, data_dir, not args.cold, profile)
         writer = None
         try:
             wait_answering(f"{base}/api/ladders", proc)
@@ -595,16 +637,24 @@ def main() -> None:
             machine0, clients0 = machine_cpu(), own_cpu()
             writer0 = process_cpu(writer.pid) if writer is not None and writer.pid else 0.0
             playing0 = playing.value if writer is not None else 0.0
+            if profile:
+                proc.send_signal(signal.SIGUSR1)
             t0 = time.perf_counter()
             latencies, hits, stale = asyncio.run(load(port, plan, args.clients, args.rate))
             elapsed = time.perf_counter() - t0
+            if profile:
+                proc.send_signal(signal.SIGUSR2)
+                wait_written(profile, proc)
             cpu = server_cpu(proc) - cpu0
             machine, clients_cpu = machine_cpu() - machine0, own_cpu() - clients0
             writer_cpu = (
                 process_cpu(writer.pid) - writer0 if writer is not None and writer.pid else 0.0
             )
             playing_cpu = playing.value - playing0 if writer is not None else 0.0
-            rendered = renders(base) - renders0
+            renders1 = renders(base)
+            by_route = {r: n - renders0.get(r, 0.0) for r, n in renders1.items()}
+            by_route = {r: n for r, n in by_route.items() if n}
+            rendered = sum(by_route.values())
             finished = (done.value if writer else 0) - done0
         finally:
             if writer is not None:
@@ -641,6 +691,10 @@ def main() -> None:
         "other_cpu_share": round((machine - cpu - clients_cpu - writer_cpu) / elapsed, 2),
         "renders": int(rendered),
         "renders_per_match": round(rendered / finished, 1) if finished else None,
+        # By the route that answered: which pages a finished match has rendered again.
+        "renders_per_match_by_route": (
+            {r: round(n / finished, 2) for r, n in sorted(by_route.items())} if finished else None
+        ),
         "seconds": round(elapsed, 2),
         "requests_per_second": round(len(everything) / elapsed, 1),
         "all": {f"p{p}": round(pct(everything, p), 1) for p in (50, 95, 99)},
@@ -675,6 +729,11 @@ def main() -> None:
         f"({report['server_cpu_share']:.0%} of a core); pages rendered {report['renders']}"
         + (f", {per_match} a finished match" if per_match else "")
     )
+    if report["renders_per_match_by_route"]:
+        print(
+            "pages rendered a finished match, by route: "
+            + ", ".join(f"{r} {n}" for r, n in report["renders_per_match_by_route"].items())
+        )
     print(
         f"cores busy meanwhile: server {report['server_cpu_share']}, "
         f"clients {report['clients_cpu_share']}, writer {report['writer_cpu_share']}"

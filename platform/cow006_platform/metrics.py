@@ -26,7 +26,8 @@ Metrics (all prefixed ``cow006_``):
 ``HttpMetrics`` is an ASGI middleware counting this process's own requests (per route
 template, never per raw path: the label set stays bounded) and their latency.
 ``PageCacheCollector`` reports this process's page cache (``cow006_page_cache_*``: entries,
-bytes, hits, stale hits, misses, pages rendered ahead, pages waiting to be rendered ahead).
+bytes, hits, stale hits, misses, pages rendered ahead, pages waiting to be rendered ahead,
+and every render by the route template that answered: a bounded label set too).
 """
 
 from __future__ import annotations
@@ -387,6 +388,14 @@ class PageCacheCollector(Collector):
         for name, help_text, counter, value in _PAGE_CACHE_METRICS:
             family = CounterMetricFamily if counter else GaugeMetricFamily
             yield family(f"cow006_page_cache_{name}", help_text, value=value(self.cache))
+        renders = CounterMetricFamily(
+            "cow006_page_cache_renders",
+            "Pages rendered (misses and renders ahead) by the route that answered.",
+            labels=["route"],
+        )
+        for route, n in sorted(getattr(self.cache, "renders", {}).items()):
+            renders.add_metric([route], n)
+        yield renders
 
 
 def registry_for(

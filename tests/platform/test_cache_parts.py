@@ -10,11 +10,16 @@ from typing import Any
 
 import pytest
 from helpers.api import Api, new_match, play_and_finish
+from sqlalchemy import update
 
-from cow006_platform import changes, crud
+from cow006_platform import changes, crud, db, ratings
 from cow006_platform.cache import Fragments, PageCache, cache_key
 from cow006_platform.crud._rows import Paging
-from cow006_platform.models import MatchKind
+from cow006_platform.models import Agent, Ladder, MatchKind, User
+
+# Names the API would refuse, stored as an older release or an admin's SQL might have: the
+# parts must write them as the models do (escapes, quotes, line separators, astral planes).
+HOSTILE = ['"},{"rank":1,', "</script><b>x", "\u2028\n\\", "\u2028\u2029\U0001f404", "é" * 40]
 
 # --- the parts store ---------------------------------------------------------------------------
 
@@ -109,10 +114,29 @@ def _arena(api: Api, entrants: int = 6, matches: int = 3) -> tuple[int, list[tup
     return ladder, seated
 
 
+def _hostile(api: Api, seated: list[tuple[int, int]]) -> None:
+    """Give some agents and their owners ``HOSTILE`` names, bypassing the API's checks."""
+    with db.session_scope(api.session_factory) as session:
+        for (agent_id, _), name in zip(seated, HOSTILE, strict=False):
+            agent = session.get(Agent, agent_id)
+            assert agent is not None
+            agent.name = name
+            owner = session.get(User, agent.owner_id)
+            assert owner is not None
+            owner.name = name[::-1]
+
+
+def _ratings_truth(session: Any, agent: int, paging: Paging, ladder: int | None) -> bytes:
+    page = crud.agents.rating_history(session, agent, paging, ladder)
+    return page.model_dump_json().encode()
+
+
 def test_pages_from_parts_are_the_bytes_of_the_models(api: Api) -> None:
     ladder, seated = _arena(api)
+    _hostile(api, seated)
     parts = Fragments(1 << 24)
     pagings = [Paging(50, 0), Paging(2, 0), Paging(2, 3), Paging(3, 5), Paging(5, 100)]
+    pagings += [Paging(1, 1), Paging(2, 2)]  # a page past the end of a short history
     with api.session_factory() as session:
         for _ in range(2):  # cold, then from the parts held
             for paging in pagings:
@@ -124,12 +148,41 @@ def test_pages_from_parts_are_the_bytes_of_the_models(api: Api) -> None:
                     whole = crud.matches.list_matches(session, paging, **filters)
                     built = crud.matches.list_matches_json(session, paging, parts, **filters)
                     assert built == whole.model_dump_json().encode()
+                    for of in (None, ladder, ladder + 1):  # every ladder, this one, another
+                        whole_history = _ratings_truth(session, agent, paging, of)
+                        history = crud.agents.rating_history_json(session, agent, paging, of)
+                        assert history == whole_history
                 whole = crud.matches.list_matches(session, paging, ladder_id=ladder)
                 built = crud.matches.list_matches_json(session, paging, parts, ladder_id=ladder)
                 assert built == whole.model_dump_json().encode()
     assert parts.get(f"board:{ladder}") is not None
     held = [k for k in range(1, 5) if parts.get(f"match:{k}") is not None]
     assert held == [1, 2, 3]  # the finished ones; the queued match changes yet
+
+
+def test_a_rating_history_from_points_written_before_is_not_fooled_by_a_rerate(
+    api: Api,
+) -> None:
+    """A rerate deletes the ladder's points and writes them anew (on SQLite under the same
+    ids): the history, its points' JSON reused by their values, is what the models write
+    from the new rows; an unknown agent is a 404 both ways."""
+    ladder, seated = _arena(api, matches=4)
+    agent = seated[0][0]
+    with api.session_factory() as session:
+        before = crud.agents.rating_history_json(session, agent, Paging(50, 0))
+        assert before == _ratings_truth(session, agent, Paging(50, 0), None)
+    with db.session_scope(api.session_factory) as session:
+        # Other figures for the same matches: the points rewritten under other values.
+        session.execute(update(Ladder).where(Ladder.id == ladder).values(mu=30.0, sigma=5.0))
+        assert ratings.rerate(session, ladder) == 4
+    with api.session_factory() as session:
+        after = crud.agents.rating_history_json(session, agent, Paging(50, 0))
+        assert after == _ratings_truth(session, agent, Paging(50, 0), None)
+        assert after != before
+        with pytest.raises(crud.NotFound):
+            crud.agents.rating_history_json(session, 424242, Paging(50, 0))
+        with pytest.raises(crud.NotFound):
+            crud.agents.rating_history(session, 424242, Paging(50, 0))
 
 
 # --- a finished match, end to end ---------------------------------------------------------------
@@ -160,6 +213,8 @@ def _truth(api: Api, url: str) -> bytes:
         if path == "/api/matches":
             filters = {k: int(v) for k, v in params.items()}
             return crud.matches.list_matches(session, paging, **filters).model_dump_json().encode()
+        if path.endswith("/ratings"):
+            return _ratings_truth(session, int(path.split("/")[3]), paging, None)
     raise AssertionError(f"no truth for {url}")
 
 
@@ -177,6 +232,8 @@ def test_a_finished_match_leaves_no_page_or_part_showing_old_data(api: Api) -> N
     pages = [f"/api/ladders/{ladder}/leaderboard?limit=2&offset={k}" for k in range(0, 8, 2)]
     pages += [f"/api/ladders/{ladder}/leaderboard", f"/api/matches?ladder_id={ladder}"]
     pages += [f"/api/matches?agent_id={agent}" for agent, _ in seated]
+    pages += [f"/api/agents/{agent}/ratings" for agent, _ in seated]
+    pages += [f"/api/agents/{agent}/ratings?limit=2&offset=1" for agent, _ in seated[:3]]
     stop = threading.Event()
 
     def read() -> None:  # readers all along: renders race the changes

@@ -270,6 +270,9 @@ def test_the_page_cache_is_measured_and_its_hits_counted_under_their_route(
     assert m[("cow006_page_cache_bytes", ())] == cache.size > 0
     assert m[("cow006_page_cache_pending", ())] == len(cache.pending)
     assert ("cow006_page_cache_rendered_ahead_total", ()) in m
+    # Every render counted under the route that answered: the misses of /api/matches here.
+    renders = m[("cow006_page_cache_renders_total", (("route", "/api/matches"),))]
+    assert renders == cache.renders["/api/matches"] >= cache.misses >= 1
 
 
 def test_the_snapshot_is_cached_for_a_few_seconds(session_factory: sessionmaker[Session]) -> None:

@@ -116,6 +116,9 @@ class PageCache(Store):
         self.stale_hits = 0  # of the hits, answered with a page being rendered again
         self.misses = 0
         self.rendered_ahead = 0
+        # Renders (misses and renders ahead) by the label of the route that answered: what
+        # a change costs the readers, page kind by page kind.
+        self.renders: dict[str, int] = {}
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._busy: set[asyncio.Future[Any]] = set()
@@ -300,6 +303,7 @@ class PageCache(Store):
         result: Rendered | None = None
         try:
             answer = await render()
+            self.renders[answer.route] = self.renders.get(answer.route, 0) + 1
             entry = None
             if answer.status == 200 and self._unchanged_since(generation, tags):
                 digest = hashlib.blake2b(answer.body, digest_size=12).hexdigest()

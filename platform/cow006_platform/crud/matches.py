@@ -128,16 +128,34 @@ def match_tag(match_id: int) -> frozenset[str]:
 
 
 def matches_page_json(
-    session: Session, ids: Query, order: Sequence[Any], paging: Paging, parts: Fragments
+    session: Session,
+    ids: Query,
+    order: Sequence[Any],
+    paging: Paging,
+    parts: Fragments,
+    *,
+    small: bool = False,
 ) -> bytes:
     """``matches_page``'s JSON for the public (not admins), its finished matches taken from
     ``parts`` where held: a finished match's answer never changes, while the lists showing it
     are rendered again at every match their agent plays.  Only the matches not held are
-    queried (and the finished ones kept)."""
-    total = count(session, ids)
-    page_ids = ids.limit(paging.limit).offset(paging.offset)
+    queried (and the finished ones kept).
+
+    ``small``: ``ids`` selects few rows (one agent's matches), so the total rides along with
+    the page's ids (``count(*) OVER ()``) rather than in a query of its own; a count of a
+    whole big table stays a plain count."""
     since = parts.generation()  # before the rows are read: ``put`` checks what came after
-    wanted = [int(i) for i in session.scalars(page_ids)]
+    if small:
+        rows = session.execute(
+            ids.add_columns(func.count().over().label("_total"))
+            .limit(paging.limit)
+            .offset(paging.offset)
+        ).all()
+        wanted = [int(r[0]) for r in rows]
+        total = int(rows[0]._total) if rows else 0 if paging.offset == 0 else count(session, ids)
+    else:
+        total = count(session, ids)
+        wanted = [int(i) for i in session.scalars(ids.limit(paging.limit).offset(paging.offset))]
     held = {i: parts.get(f"match:{i}") for i in wanted}
     missing = [i for i, part in held.items() if part is None]
     if missing:
@@ -207,7 +225,9 @@ def list_matches(
 
 def list_matches_json(session: Session, paging: Paging, parts: Fragments, **filters: Any) -> bytes:
     """``list_matches``'s JSON for the public, built from the finished matches' parts."""
-    return matches_page_json(session, _listed(**filters), [Match.id.desc()], paging, parts)
+    small = filters.get("agent_id") is not None or filters.get("version_id") is not None
+    ids = _listed(**filters)
+    return matches_page_json(session, ids, [Match.id.desc()], paging, parts, small=small)
 
 
 def get_match(session: Session, match_id: int, *, admin: bool = False) -> MatchOut:
