@@ -23,7 +23,7 @@ from ._errors import AgentLoadError
 # (no ``typing``, ``types`` or ``collections`` at run time; docs/sandbox.md, Start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from types import ModuleType
     from typing import Any
 
@@ -68,6 +68,29 @@ class MatchInfo:
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("MatchInfo is read-only")
+
+    @classmethod
+    def _for_seats(
+        cls, n_players: int, seeds: Sequence[int], names: tuple[str, ...], settings: dict[str, Any]
+    ) -> list[MatchInfo]:
+        """``[MatchInfo(seat, n_players, seeds[seat], names, settings) for seat ...]``, every
+        seat's at once (a runner tells every seat at every match's start): the slots set
+        through their descriptors, with no ``__init__`` call per seat.  Each seat gets its own
+        copy of ``settings``: an agent that changes its copy tells no other seat anything."""
+        new = object.__new__
+        set_seat, set_n, set_seed = cls.seat.__set__, cls.n_players.__set__, cls.seed.__set__  # type: ignore[attr-defined]
+        set_names, set_settings = cls.names.__set__, cls.settings.__set__  # type: ignore[attr-defined]
+        names = tuple(names)
+        infos = []
+        for seat in range(n_players):
+            info = new(cls)
+            set_seat(info, seat)
+            set_n(info, n_players)
+            set_seed(info, seeds[seat])
+            set_names(info, names)
+            set_settings(info, dict(settings))
+            infos.append(info)
+        return infos
 
     def _key(self) -> tuple[Any, ...]:
         return (self.seat, self.n_players, self.seed, self.names, self.settings)
