@@ -278,7 +278,9 @@ class MatchRunner:
         n = st.n_players
         hands = st.hands
         new_view = object.__new__
-        plays = self._plays
+        # Each seat with its hand (the engine's list, which the round keeps) and its agent's
+        # ``play``: one tuple to unpack per seat and turn instead of two lookups.
+        seated = tuple(zip(range(n), hands, self._plays, strict=True))
         forfeited = self.forfeited
         # No seat's agent has its own ``take_row``: every seat takes the cheapest row (so does
         # a forfeited seat's fallback), which the engine finds itself, with no call.
@@ -315,8 +317,7 @@ class MatchRunner:
             ]
             table = None if lazy else pending_table(pending)
             cards: list[int] = []
-            for seat in range(n):
-                hand = hands[seat]
+            for seat, hand, play in seated:
                 if not forfeited[seat]:
                     try:
                         # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
@@ -329,7 +330,7 @@ class MatchRunner:
                         view._table = table
                         view._pending = pending
                         view.time_left = view.card = view.current = None
-                        card = plays[seat](view)
+                        card = play(view)
                         if type(card) is int and card in hand:
                             cards.append(card)
                             continue
