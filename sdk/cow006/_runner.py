@@ -363,8 +363,11 @@ class MatchRunner:
             engine.start_round(st, *self.deals[r])
         else:
             engine.deal_round(st, self.rng)
-        starters = tuple([r[0] for r in st.rows])
-        rows = [*map(list.copy, st.rows)]
+        # The table has N_ROWS rows (``_play_turns`` copies them the same way): the starters
+        # and the log's copy of the rows without a comprehension or a map.
+        a, b, c, d = st.rows
+        starters = (a[0], b[0], c[0], d[0])
+        rows = [a.copy(), b.copy(), c.copy(), d.copy()]
         hands = [*map(list.copy, st.hands)]
         n = st.n_players
         if self._round_hooks[0]:
