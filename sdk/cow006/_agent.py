@@ -78,8 +78,12 @@ class MatchInfo:
         through their descriptors, with no ``__init__`` call per seat.  Each seat gets its own
         copy of ``settings``: an agent that changes its copy tells no other seat anything."""
         new = object.__new__
-        set_seat, set_n, set_seed = cls.seat.__set__, cls.n_players.__set__, cls.seed.__set__  # type: ignore[attr-defined]
-        set_names, set_settings = cls.names.__set__, cls.settings.__set__  # type: ignore[attr-defined]
+        slots = vars(MatchInfo)  # the slots' descriptors, past the read-only ``__setattr__``
+        set_seat = slots["seat"].__set__
+        set_n = slots["n_players"].__set__
+        set_seed = slots["seed"].__set__
+        set_names = slots["names"].__set__
+        set_settings = slots["settings"].__set__
         names = tuple(names)
         infos = []
         for seat in range(n_players):
