@@ -278,9 +278,7 @@ class MatchRunner:
         n = st.n_players
         hands = st.hands
         new_view = object.__new__
-        # Each seat with its hand (the engine's list, which the round keeps) and its agent's
-        # ``play``: one tuple to unpack per seat and turn instead of two lookups.
-        seated = tuple(zip(range(n), hands, self._plays, strict=True))
+        plays = self._plays
         forfeited = self.forfeited
         # No seat's agent has its own ``take_row``: every seat takes the cheapest row (so does
         # a forfeited seat's fallback), which the engine finds itself, with no call.
@@ -317,7 +315,8 @@ class MatchRunner:
             ]
             table = None if lazy else pending_table(pending)
             cards: list[int] = []
-            for seat, hand, play in seated:
+            for seat in range(n):
+                hand = hands[seat]
                 if not forfeited[seat]:
                     try:
                         # ``View(seat, tuple(hand), table)`` without the call of ``__init__``
@@ -330,7 +329,7 @@ class MatchRunner:
                         view._table = table
                         view._pending = pending
                         view.time_left = view.card = view.current = None
-                        card = play(view)
+                        card = plays[seat](view)
                         if type(card) is int and card in hand:
                             cards.append(card)
                             continue
