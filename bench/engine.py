@@ -66,6 +66,39 @@ times each: new 0.743 / 0.742 / 0.743, old 0.708 / 0.707 / 0.731; one more run e
 2,246 (0.720).  The wall-clock target (0.8) is still not met on this machine; the remaining
 difference is spread over the runner's own work (the views, the log's copies of the rows,
 the fault checks: no single part above a few per cent of a match).
+
+2026-12-02, later (the ``engine`` branch, from main at ``7472a41``): a third of what
+``play_match`` spent beyond the reference was the match's set-up and end, not its turns:
+about 175 thousand instructions a match (a ``MatchRunner`` made and ``run`` with the rounds
+taken out, 4 agents; ``random.Random(seed)``, which both loops pay, is 37 thousand of it).
+Now the hooks are looked up once per agent type, not per hook and agent (``_overridden``),
+the seat labels and the ``Type#seat`` names' suffixes are made once a process, the four
+``MatchInfo`` are made at once (``MatchInfo._for_seats``), the agent seeds are read from one
+``os.urandom`` as 64-bit words, ``engine.ranks`` bisects the sorted totals (18 thousand
+instructions to 3), and the log's copies of the four rows (every turn, and the round's
+starting rows) are four ``list.copy`` method calls instead of a ``map``.  Logs are
+byte-identical: the golden test, and 2,040 seeded matches (random, row-choosing, view-keeping,
+faulty, hooked agents; 2 to 5 seats; the built-ins) dumped before and after, compared with
+``cmp``.  Instructions (callgrind as above, this commit against main):
+
+    play_match      old 3.788 M a match            new 3.671 M (-3.1 %)
+    reference loop      3.249 M                        3.249 M
+    ratio           old 0.858                      new 0.885
+
+First-level cache misses a match (``PYTHONHASHSEED=0 valgrind --tool=cachegrind
+--cache-sim=yes python bench/engine.py --play 200``, minus ``--play 0``): play_match old
+7,867 instruction and 14,829 data misses, new 7,487 and 15,726; the reference loop 2,916 and
+3,304.  Tried and taken back: each seat, its hand and its ``play`` unpacked from one tuple a
+round (``zip``): 17 thousand instructions fewer, but 1,200 more instruction-cache and 600
+more data-cache misses a match.  Wall clock, on a machine at a load average of 15 to 19 on
+its 2 cores (other sessions' work; a sixth of its quiet speed, 200 to 400 matches a second):
+``python bench/engine.py --json --seconds 1 --repeats 5`` run alternately with this commit's
+SDK and main's, four times each: ratio new 0.797 / 0.791 / 0.706 / 0.763 (median 0.777), old
+0.717 / 0.669 / 0.669 / 0.641 (median 0.669); new above old in each pair.  In one process
+(main's SDK imported under another name, the three loops in rotating batches of 25 matches,
+3 s a run, seven runs, load 17) the medians were new 0.686 and old 0.674, the runs spread
+from 0.54 to 0.93: at that load a single run says little.  The target (0.8) is not shown met:
+it needs a quiet machine to be measured.
 """
 
 from __future__ import annotations
