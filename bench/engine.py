@@ -80,7 +80,7 @@ starting rows) are four ``list.copy`` method calls instead of a ``map``: set-up 
 now take 123 thousand instructions besides the seeding (174 before).  Logs are
 byte-identical: the golden test, and 2,040 seeded matches (random, row-choosing, view-keeping,
 faulty, hooked agents; 2 to 5 seats; the built-ins) dumped before and after, compared with
-``cmp``.  Instructions (callgrind as above, this commit against main):
+``cmp`` (``python bench/engine_logs.py 2000 OUT``, sha256 ``87ab7223...64c0`` with either).  Instructions (callgrind as above, this commit against main):
 
     play_match      old 3.788 M a match            new 3.671 M (-3.1 %)
     reference loop      3.249 M                        3.249 M
