@@ -80,7 +80,8 @@ starting rows) are four ``list.copy`` method calls instead of a ``map``: set-up 
 now take 123 thousand instructions besides the seeding (174 before).  Logs are
 byte-identical: the golden test, and 2,040 seeded matches (random, row-choosing, view-keeping,
 faulty, hooked agents; 2 to 5 seats; the built-ins) dumped before and after, compared with
-``cmp`` (``python bench/engine_logs.py 2000 OUT``, sha256 ``87ab7223...64c0`` with either).  Instructions (callgrind as above, this commit against main):
+``cmp`` (``python bench/engine_logs.py 2000 OUT``: sha256 ``87ab7223...64c0`` with either).
+Instructions (callgrind as above, this commit against main):
 
     play_match      old 3.788 M a match            new 3.671 M (-3.1 %)
     reference loop      3.249 M                        3.249 M
@@ -91,15 +92,21 @@ First-level cache misses a match (``PYTHONHASHSEED=0 valgrind --tool=cachegrind
 7,867 instruction and 14,829 data misses, new 7,487 and 15,726; the reference loop 2,916 and
 3,304.  Tried and taken back: each seat, its hand and its ``play`` unpacked from one tuple a
 round (``zip``): 17 thousand instructions fewer, but 1,200 more instruction-cache and 600
-more data-cache misses a match.  Wall clock, on a machine at a load average of 15 to 19 on
-its 2 cores (other sessions' work; a sixth of its quiet speed, 200 to 400 matches a second):
+more data-cache misses a match.
+
+Wall clock, the machine at a load average of 11 to 19 on its 2 cores (other sessions' work).
 ``python bench/engine.py --json --seconds 1 --repeats 5`` run alternately with this commit's
-SDK and main's, four times each: ratio new 0.797 / 0.791 / 0.706 / 0.763 (median 0.777), old
-0.717 / 0.669 / 0.669 / 0.641 (median 0.669); new above old in each pair.  In one process
-(main's SDK imported under another name, the three loops in rotating batches of 25 matches,
-3 s a run, seven runs, load 17) the medians were new 0.686 and old 0.674, the runs spread
-from 0.54 to 0.93: at that load a single run says little.  The target (0.8) is not shown met:
-it needs a quiet machine to be measured.
+SDK and main's: at a load of 15 to 19 (200 to 400 matches a second), four times each, ratio
+new 0.797 / 0.791 / 0.706 / 0.763, old 0.717 / 0.669 / 0.669 / 0.641; later, at 13 (1,250
+to 1,600 a second), three times each, new 0.703 / 0.695 / 0.679, old 0.703 / 0.668 / 0.704.
+Runs one after the other see different loads, so the two SDKs were also played in one
+process (``python bench/engine_oldnew.py OLD_CHECKOUT``: main's SDK imported under another
+name, the three loops in rotating batches of 25 matches, 15 runs of 3 s), four sessions at a
+load of 11 to 13: median ratio to the reference new 0.715 / 0.727 / 0.731 / 0.736, old 0.693
+/ 0.713 / 0.693 / 0.710; new against old 1.012 / 1.024 / 1.064 / 1.040 (the first session
+seven runs).  So about 2 to 4 per cent more matches a second, what the instructions say; the
+wall-clock target (0.8) is not met, on this machine and load at least: the reference loop
+gains more from a quiet cache than ``play_match`` does (above).
 """
 
 from __future__ import annotations
