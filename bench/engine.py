@@ -66,6 +66,47 @@ times each: new 0.743 / 0.742 / 0.743, old 0.708 / 0.707 / 0.731; one more run e
 2,246 (0.720).  The wall-clock target (0.8) is still not met on this machine; the remaining
 difference is spread over the runner's own work (the views, the log's copies of the rows,
 the fault checks: no single part above a few per cent of a match).
+
+2026-12-02, later (the ``engine`` branch, from main at ``7472a41``): a third of what
+``play_match`` spent beyond the reference was the match's set-up and end, not its turns:
+about 175 thousand instructions a match (a ``MatchRunner`` made and ``run`` with the rounds
+taken out, 4 agents; ``random.Random(seed)``, which both loops pay, is 37 thousand of it).
+Now the hooks are looked up once per agent type, not per hook and agent (``_overridden``),
+the seat labels and the ``Type#seat`` names' suffixes are made once a process, the four
+``MatchInfo`` are made at once (``MatchInfo._for_seats``), the agent seeds are read from one
+``os.urandom`` as 64-bit words, ``engine.ranks`` bisects the sorted totals (18 thousand
+instructions to 8), and the log's copies of the four rows (every turn, and the round's
+starting rows) are four ``list.copy`` method calls instead of a ``map``: set-up and end
+now take 123 thousand instructions besides the seeding (174 before).  Logs are
+byte-identical: the golden test, and 2,040 seeded matches (random, row-choosing, view-keeping,
+faulty, hooked agents; 2 to 5 seats; the built-ins) dumped before and after, compared with
+``cmp`` (``python bench/engine_logs.py 2000 OUT``: sha256 ``87ab7223...64c0`` with either).
+Instructions (callgrind as above, this commit against main):
+
+    play_match      old 3.788 M a match            new 3.671 M (-3.1 %)
+    reference loop      3.249 M                        3.249 M
+    ratio           old 0.858                      new 0.885
+
+First-level cache misses a match (``PYTHONHASHSEED=0 valgrind --tool=cachegrind
+--cache-sim=yes python bench/engine.py --play 200``, minus ``--play 0``): play_match old
+7,867 instruction and 14,829 data misses, new 7,487 and 15,726; the reference loop 2,916 and
+3,304.  Tried and taken back: each seat, its hand and its ``play`` unpacked from one tuple a
+round (``zip``): 17 thousand instructions fewer, but 1,200 more instruction-cache and 600
+more data-cache misses a match.
+
+Wall clock, the machine at a load average of 11 to 19 on its 2 cores (other sessions' work).
+``python bench/engine.py --json --seconds 1 --repeats 5`` run alternately with this commit's
+SDK and main's: at a load of 15 to 19 (200 to 400 matches a second), four times each, ratio
+new 0.797 / 0.791 / 0.706 / 0.763, old 0.717 / 0.669 / 0.669 / 0.641; later, at 13 (1,250
+to 1,600 a second), three times each, new 0.703 / 0.695 / 0.679, old 0.703 / 0.668 / 0.704.
+Runs one after the other see different loads, so the two SDKs were also played in one
+process (``python bench/engine_oldnew.py OLD_CHECKOUT``: main's SDK imported under another
+name, the three loops in rotating batches of 25 matches, 15 runs of 3 s), four sessions at a
+load of 11 to 13: median ratio to the reference new 0.715 / 0.727 / 0.731 / 0.736, old 0.693
+/ 0.713 / 0.693 / 0.710; new against old 1.012 / 1.024 / 1.064 / 1.040 (the first session
+seven runs).  So about 2 to 4 per cent more matches a second, what the instructions say; the
+wall-clock target (0.8) is not met, on this machine and load at least: the reference loop
+gains more from a quiet cache than ``play_match`` does (above).
 """
 
 from __future__ import annotations

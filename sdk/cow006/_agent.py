@@ -23,7 +23,7 @@ from ._errors import AgentLoadError
 # (no ``typing``, ``types`` or ``collections`` at run time; docs/sandbox.md, Start-up).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from types import ModuleType
     from typing import Any
 
@@ -68,6 +68,33 @@ class MatchInfo:
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("MatchInfo is read-only")
+
+    @classmethod
+    def _for_seats(
+        cls, n_players: int, seeds: Sequence[int], names: tuple[str, ...], settings: dict[str, Any]
+    ) -> list[MatchInfo]:
+        """``[MatchInfo(seat, n_players, seeds[seat], names, settings) for seat ...]``, every
+        seat's at once (a runner tells every seat at every match's start): the slots set
+        through their descriptors, with no ``__init__`` call per seat.  Each seat gets its own
+        copy of ``settings``: an agent that changes its copy tells no other seat anything."""
+        new = object.__new__
+        slots = vars(MatchInfo)  # the slots' descriptors, past the read-only ``__setattr__``
+        set_seat = slots["seat"].__set__
+        set_n = slots["n_players"].__set__
+        set_seed = slots["seed"].__set__
+        set_names = slots["names"].__set__
+        set_settings = slots["settings"].__set__
+        names = tuple(names)
+        infos = []
+        for seat in range(n_players):
+            info = new(cls)
+            set_seat(info, seat)
+            set_n(info, n_players)
+            set_seed(info, seeds[seat])
+            set_names(info, names)
+            set_settings(info, dict(settings))
+            infos.append(info)
+        return infos
 
     def _key(self) -> tuple[Any, ...]:
         return (self.seat, self.n_players, self.seed, self.names, self.settings)

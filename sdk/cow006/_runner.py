@@ -20,7 +20,7 @@ from ._agent import Agent, MatchInfo
 from ._errors import IllegalMoveError, SetupError
 from ._faults import MAX_DETAIL, MAX_FAULTS, BotFault, FaultKind, fallback_card
 from ._view import View, new_table, pending_table
-from .cards import HAND_SIZE
+from .cards import HAND_SIZE, MAX_PLAYERS
 from .log import FORMAT, Fault, MatchLog, Round, Turn
 from .untrusted import clean
 
@@ -59,8 +59,9 @@ def new_agent_seeds(n_players: int) -> list[int]:
     """
     # One read of the operating system's randomness for all seats (what SystemRandom does
     # per seat: 8 bytes, the top 63 bits), instead of one per seat.
-    data = os.urandom(8 * n_players)
-    return [int.from_bytes(data[i : i + 8]) >> 1 for i in range(0, 8 * n_players, 8)]
+    # The bytes read as native unsigned 64-bit integers, then their top 63 bits: no slice
+    # and no ``int.from_bytes`` call per seat (every match draws its seats' seeds).
+    return [word >> 1 for word in memoryview(os.urandom(8 * n_players)).cast("Q")]
 
 
 def seat_labels(n_players: int) -> tuple[str, ...]:
@@ -69,7 +70,12 @@ def seat_labels(n_players: int) -> tuple[str, ...]:
     A bot is never told who it plays (agent names, owners): it cannot recognise a built-in
     opponent (validation) or a friend (collusion).  The log keeps the real names.
     """
-    return tuple(f"p{seat}" for seat in range(n_players))
+    labels = _LABELS.get(n_players)
+    return labels if labels is not None else tuple(f"p{seat}" for seat in range(n_players))
+
+
+# The labels of every table size a match can have, made once (tuples of strings: shared).
+_LABELS = {n: tuple(f"p{seat}" for seat in range(n)) for n in range(MAX_PLAYERS + 1)}
 
 
 def _check_agent_seeds(seeds: Sequence[int], n_players: int) -> list[int]:
@@ -82,9 +88,33 @@ def _check_agent_seeds(seeds: Sequence[int], n_players: int) -> list[int]:
     return out
 
 
+# The notification hooks whose base versions do nothing: an agent type that keeps them is not
+# notified (``_overridden``), which keeps a match of plain agents fast.
+_HOOKS = ("on_round_start", "on_round_end", "on_match_end")
+_BASE_TAKE_ROW = Agent.take_row
+
+
+def _overridden(agents: Sequence[Any]) -> set[str]:
+    """The notification hooks (``_HOOKS``) that some agent's type overrides."""
+    own = set()
+    for kind in {*map(type, agents)}:  # the agents' types, each once (often one type)
+        for hook in _HOOKS:
+            base = getattr(Agent, hook)
+            if getattr(kind, hook, base) is not base:
+                own.add(hook)
+    return own
+
+
 def _name(agent: Any, seat: int) -> str:
     name = getattr(agent, "name", None)
-    return str(name) if name else f"{type(agent).__name__}#{seat}"
+    if name:
+        return str(name)
+    # ``f"{type(agent).__name__}#{seat}"``, its seat's part made once
+    suffix = _SEAT_SUFFIXES[seat] if seat < MAX_PLAYERS else f"#{seat}"
+    return type(agent).__name__ + suffix
+
+
+_SEAT_SUFFIXES = tuple(f"#{seat}" for seat in range(MAX_PLAYERS))
 
 
 def play_match(
@@ -115,36 +145,33 @@ class MatchRunner:
             unknown = options.keys() - _OPTIONS
             raise TypeError(f"unexpected keyword argument {', '.join(sorted(unknown))}")
         n = len(agents)
-        names = options.get("names")
-        agent_seeds = options.get("agent_seeds")
-        engine.check_players(n)
+        self.state = engine.new_match(n)  # checks the number of players first
         if seed is None:
             seed = random.SystemRandom().getrandbits(63)
         if type(seed) is not int or seed < 0:
             raise SetupError(f"a seed is a non-negative integer, not {seed!r}")
         # Kept off the log until the match is over (``run``): nothing a seat can see mid-match
         # holds another seat's seed.
+        agent_seeds = options.get("agent_seeds") if options else None
         self.agent_seeds = (
             _check_agent_seeds(agent_seeds, n) if agent_seeds is not None else new_agent_seeds(n)
         )
-        self.agents = list(agents)
+        self.agents = agents = list(agents)
         self.seed = seed
-        self.names = (
-            list(names) if names is not None else [_name(a, i) for i, a in enumerate(agents)]
-        )
+        names = options.get("names") if options else None
+        self.names = list(names) if names is not None else [*map(_name, agents, range(n))]
         if len(self.names) != n:
             raise SetupError(f"{len(self.names)} names given for {n} agents")
-        self.deals = list(options.get("deals") or ())
-        self.settings = dict(options.get("settings") or {})
+        self.deals = list(options.get("deals") or ()) if options else []
+        self.settings = dict(options.get("settings") or {}) if options else {}
         self.rng = random.Random(seed)
-        self.state = engine.new_match(n)
         self.faults: list[Fault] = []
         self.fault_count = [0] * n
         self.forfeited = [False] * n
         self.log: MatchLog = {
             "format": FORMAT,
             "seed": seed,
-            "players": [{"seat": i, "agent": self.names[i]} for i in range(n)],
+            "players": [{"seat": i, "agent": name} for i, name in enumerate(self.names)],
             "rounds": [],
             "scores": [],
             "ranks": [],
@@ -155,12 +182,13 @@ class MatchRunner:
             self.log["settings"] = self.settings
         if self.deals:  # the first rounds were not dealt from the seed (cow006.log.verify)
             self.log["given_deals"] = len(self.deals)
-        self._plays = [a.play for a in self.agents]
-        self._default_take_row = [type(a).take_row is Agent.take_row for a in self.agents]
+        self._plays = [a.play for a in agents]
+        own = _overridden(agents)
+        self._default_take_row = [type(a).take_row is _BASE_TAKE_ROW for a in agents]
         # Like the two lines above, read once a match: whether to make round-start views and
         # to call the round hooks at all.
-        self._round_hooks = (self._wants("on_round_start"), self._wants("on_round_end"))
-        self._end_hook = self._wants("on_match_end")
+        self._round_hooks = ("on_round_start" in own, "on_round_end" in own)
+        self._end_hook = "on_match_end" in own
         # A turn's views make their table when an agent first reads it (``View._pending``),
         # from the log's copy of the rows before the turn, which nothing changes any more...
         # unless an ``on_round_end`` hook, handed the round's entry, changes it: then each
@@ -256,7 +284,6 @@ class MatchRunner:
         # a forfeited seat's fallback), which the engine finds itself, with no call.
         choose_row = None if all(self._default_take_row) else self._choose_row
         play_turn = engine.play_turn
-        copy = list.copy
         lazy = self._lazy
         # What the views of a turn share, kept as tuples between the turns that change them:
         # the totals change once a round, this round's penalties only with a take.
@@ -319,8 +346,11 @@ class MatchRunner:
             takes = play_turn(st, cards, choose_row, True)
             if takes:
                 penalties = tuple(st.penalties)
-            # The log's copy of the rows, which is also the next turn's table's.
-            before = [*map(copy, st.rows)]
+            # The log's copy of the rows, which is also the next turn's table's: the table has
+            # N_ROWS rows (``engine.start_round`` holds to it), and four method calls cost less
+            # than ``[*map(list.copy, rows)]`` (a map object and a call through it per row).
+            a, b, c, d = st.rows
+            before = [a.copy(), b.copy(), c.copy(), d.copy()]
             turns.append({"cards": cards, "takes": takes, "rows": before})
         return turns
 
@@ -332,8 +362,11 @@ class MatchRunner:
             engine.start_round(st, *self.deals[r])
         else:
             engine.deal_round(st, self.rng)
-        starters = tuple([r[0] for r in st.rows])
-        rows = [*map(list.copy, st.rows)]
+        # The table has N_ROWS rows (``_play_turns`` copies them the same way): the starters
+        # and the log's copy of the rows without a comprehension or a map.
+        a, b, c, d = st.rows
+        starters = (a[0], b[0], c[0], d[0])
+        rows = [a.copy(), b.copy(), c.copy(), d.copy()]
         hands = [*map(list.copy, st.hands)]
         n = st.n_players
         if self._round_hooks[0]:
@@ -360,11 +393,6 @@ class MatchRunner:
                 self._notify(seat, "on_round_end", entry)
         return entry
 
-    def _wants(self, hook: str) -> bool:
-        """Whether any agent overrides a notification hook (skipping no-ops keeps it fast)."""
-        base = getattr(Agent, hook)
-        return any(getattr(type(a), hook, base) is not base for a in self.agents)
-
     def run(self) -> MatchLog:
         st = self.state
         n = st.n_players
@@ -378,8 +406,7 @@ class MatchRunner:
                     start()
                 except Exception:  # reported as a startup fault by on_match_start below
                     pass
-        for seat in range(n):
-            info = MatchInfo(seat, n, seeds[seat], labels, self.settings)
+        for seat, info in enumerate(MatchInfo._for_seats(n, seeds, labels, self.settings)):
             self._notify(seat, "on_match_start", info)
         rounds = self.log["rounds"]
         while True:

@@ -279,6 +279,67 @@ def test_names_and_settings_are_recorded() -> None:
         play_match([Max(), Min()], seed=1, names=["alice"])
 
 
+def test_agents_without_names_are_named_by_type_and_seat() -> None:
+    named = Min()
+    named.name = "lowest-first"
+    log = play_match([Max(), named, Max()], seed=2)
+    assert [p["agent"] for p in log["players"]] == ["Max#0", "lowest-first", "Max#2"]
+
+
+def test_each_seat_is_told_its_own_copy_of_the_settings() -> None:
+    class Meddler(Min):
+        def on_match_start(self, info: MatchInfo) -> None:
+            self.info = info
+            self.settings_seen = dict(info.settings)
+            info.settings["meddled"] = info.seat  # its own copy: no other seat sees it
+            with pytest.raises(AttributeError, match="read-only"):
+                info.seat = 5  # type: ignore[misc]
+
+    agents = [Meddler(), Meddler(), Meddler()]
+    log = play_match(agents, seed=4, settings={"time": 2.0})
+    assert [a.settings_seen for a in agents] == [{"time": 2.0}] * 3
+    assert [a.info.settings for a in agents] == [{"time": 2.0, "meddled": s} for s in range(3)]
+    assert [a.info.seat for a in agents] == [0, 1, 2]
+    assert {a.info.n_players for a in agents} == {3}
+    assert [a.info.seed for a in agents] == log["agent_seeds"]
+    assert log["settings"] == {"time": 2.0}
+
+
+def test_hooks_are_called_on_the_agents_whose_type_has_them_only() -> None:
+    class Ends(Min):
+        def __init__(self) -> None:
+            self.ends = 0
+
+        def on_round_end(self, result: dict[str, Any]) -> None:
+            self.ends += 1
+
+    class NotAnAgent:  # duck-typed: what the runner calls, and an on_match_end hook
+        def __init__(self) -> None:
+            self.result: dict[str, Any] | None = None
+
+        def play(self, view: View) -> int:
+            return view.hand[-1]
+
+        def take_row(self, view: View) -> int:
+            return 0
+
+        def on_match_start(self, info: MatchInfo) -> None:
+            pass
+
+        def on_round_end(self, result: dict[str, Any]) -> None:
+            pass  # asked for, as another seat's type has it (and a missing hook is a fault)
+
+        def on_match_end(self, result: dict[str, Any]) -> None:
+            self.result = result  # the only type with this hook: the runner must see it
+
+    ends, duck = Ends(), NotAnAgent()
+    log = play_match([Min(), ends, duck], seed=9)  # type: ignore[list-item]
+    verify(log)
+    assert log["faults"] == []
+    assert ends.ends == len(log["rounds"])
+    assert duck.result == {"scores": log["scores"], "ranks": log["ranks"]}
+
+
 def test_an_unknown_option_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="nmes"):
         play_match([Min(), Max()], seed=1, nmes=["a", "b"])  # type: ignore[call-arg]
