@@ -116,22 +116,32 @@ def redis_command(*args: str) -> bytes:
         return s.recv(4096)
 
 
+def _reply_line(sock: socket.socket) -> bytes:
+    """One line of a Redis reply (a status or an error), without its CRLF."""
+    line = b""
+    while not line.endswith(b"\r\n"):
+        chunk = sock.recv(1)
+        if not chunk:
+            break
+        line += chunk
+    return line.rstrip(b"\r\n")
+
+
 def flush_redis() -> None:
     """Empty the test database of Redis (``REDIS_DB``); RuntimeError if Redis has no such
-    database (more xdist workers than its 16 databases allow past COW006_TEST_REDIS_DB)."""
+    database (more xdist workers than its 16 databases allow past COW006_TEST_REDIS_DB).
+    FLUSHDB is sent only once SELECT said OK: after a refused SELECT it would empty
+    database 0."""
     with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
-        s.sendall(f"SELECT {REDIS_DB}\r\nFLUSHDB\r\n".encode())
-        reply = b""
-        while reply.count(b"\r\n") < 2 and not reply.startswith(b"-"):
-            chunk = s.recv(256)
-            if not chunk:
-                break
-            reply += chunk
-    if not reply.startswith(b"+OK\r\n+OK"):
-        raise RuntimeError(
-            f"Redis refused its test database {REDIS_DB} ({reply[:80]!r}): set"
-            " COW006_TEST_REDIS_DB lower or run fewer pytest-xdist workers"
-        )
+        s.sendall(f"SELECT {REDIS_DB}\r\n".encode())
+        selected = _reply_line(s)
+        if selected != b"+OK":
+            raise RuntimeError(
+                f"Redis refused its test database {REDIS_DB} ({selected[:80]!r}): set"
+                " COW006_TEST_REDIS_DB lower or run fewer pytest-xdist workers"
+            )
+        s.sendall(b"FLUSHDB\r\n")
+        _reply_line(s)
 
 
 @dataclass
