@@ -364,6 +364,24 @@ def _cache(stale_seconds: float = 0.0) -> PageCache:
     )
 
 
+def test_a_stop_leaves_the_unfinished_work_of_an_earlier_loop_alone() -> None:
+    """A TestClient or an ASGI transport runs one loop per lifespan of the same app: work its
+    previous loop left unfinished (that loop closed under it) must not fail the next stop,
+    which waits only for its own loop's work (it failed: "attached to a different loop")."""
+    cache = _cache()
+
+    async def earlier_lifespan() -> None:
+        work: asyncio.Future[None] = asyncio.get_running_loop().create_future()  # never done
+        waiting = asyncio.ensure_future(cache._finished(work))
+        await asyncio.sleep(0)
+        waiting.cancel()
+
+    asyncio.run(earlier_lifespan())
+    assert len(cache._busy) == 1  # still listed: its loop closed before it finished
+    asyncio.run(cache.stop())
+    assert not cache._busy
+
+
 def _entry(tags: set[str], reads: int = 0) -> Entry:
     return Entry(200, [], b"{}", b'"e"', frozenset(tags), time.monotonic() + 60, reads=reads)
 
