@@ -143,7 +143,12 @@ def _quiet(cache: PageCache) -> None:
     deadline = time.monotonic() + 60
     time.sleep(2 * cache.poll_seconds + 0.05)
     while cache.pending or cache.deferred or cache.inflight or cache.own:
-        assert time.monotonic() < deadline, "the page cache never settled"
+        assert time.monotonic() < deadline, (
+            "the page cache never settled: "
+            f"pending {list(cache.pending)[:5]}, deferred {list(cache.deferred)[:5]},"
+            f" inflight {list(cache.inflight)[:5]}, own {sorted(cache.own)[:5]}"
+            f" ({len(cache.own)}), last poll {time.monotonic() - cache.last_poll:.1f} s ago"
+        )
         time.sleep(0.02)
 
 
