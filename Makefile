@@ -62,13 +62,18 @@ run: $(STAMP)
 		--workers $${WORKERS:-2}
 
 # Every test, the slow ones included (sandboxed matches, real worker processes, servers in
-# subprocesses, the browser): what CI runs.
+# subprocesses, the browser): what CI runs.  In parallel (pytest-xdist): PYTEST_WORKERS
+# processes, more than the cores since most of the time is spent waiting (on subprocesses,
+# bots, browsers); each test file on one process (--dist loadfile: a module's fixtures are
+# built once).  PYTEST_WORKERS=0 runs them serially, in one process, as a plain `pytest`
+# does (docs/testing.md).
+PYTEST_WORKERS ?= 4
 test: $(STAMP)
 	bash .ci/system-deps.sh test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(MAKE) --no-print-directory typecheck
-	$(VENV)/bin/pytest $${PYTEST_ARGS:-}
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadfile $${PYTEST_ARGS:-}
 
 # The inner loop: ruff and the tests not marked `slow` (pyproject's marker: over about 2 s, or
 # needing the sandbox, the services, the browser or real worker processes); under a minute on

@@ -10,6 +10,7 @@ tests/workers overrides ``settings`` with its short leases.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,45 @@ from sqlalchemy.orm import Session, sessionmaker
 from cow006 import Agent, MatchInfo, View, play_match
 from cow006_platform import db, models
 from cow006_platform.settings import Settings
+
+# The files that take longest, longest first (their tests' times summed, as measured with
+# ``make test PYTEST_ARGS=--junitxml=...``; docs/testing.md).  Under pytest-xdist (``make
+# test``, ``--dist loadfile``) files are handed to the workers in collection order, so a long
+# file collected last (tests/workers sorts late) kept one worker busy minutes after the others
+# were done: these are collected first instead.  A stale entry costs nothing but order.
+LONGEST_FIRST = (
+    "tests/platform/test_api_plays.py",
+    "tests/platform/web/test_play.py",
+    "tests/platform/web/test_axe.py",
+    "tests/workers/test_worker_faults.py",
+    "tests/platform/web/test_sessions.py",
+    "tests/platform/test_cache.py",
+    "tests/platform/web/test_pages.py",
+    "tests/platform/web/test_play_browser.py",
+    "tests/sdk/test_export.py",
+    "tests/hostile/test_hostile_text.py",
+    "tests/platform/web/test_screenshots.py",
+    "tests/platform/test_cache_parts.py",
+    "tests/workers/test_work_classes.py",
+    "tests/workers/test_worker_serve.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the files of ``LONGEST_FIRST`` first (a stable sort: every file's tests
+    stay together and in order); a serial run keeps pytest's order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    root = config.rootpath
+
+    def key(item: pytest.Item) -> int:
+        try:
+            return rank.get(item.path.relative_to(root).as_posix(), len(rank))
+        except ValueError:  # a test outside the checkout (none today)
+            return len(rank)
+
+    items.sort(key=key)
 
 
 class RandomAgent(Agent):

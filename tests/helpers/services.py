@@ -6,6 +6,11 @@ tests) or ``COW006_REQUIRE_SANDBOX=1`` (the sandbox), where the test fails inste
 is at 127.0.0.1:5432 (``COW006_TEST_PG_URL`` to point elsewhere), Redis at 127.0.0.1:6379 with
 database ``COW006_TEST_REDIS_DB`` (7).  Redis is spoken to in RESP over a socket: no client
 library is needed.
+
+Under pytest-xdist (``make test``) the workers share both servers but nothing in them: each
+PostgreSQL user gets a schema of its own (``pg_schema``), and worker ``gwN`` a Redis database
+of its own, ``COW006_TEST_REDIS_DB + N`` (``REDIS_DB``; Redis has 16).  The test that stops
+Redis stops a private server of its own (``private_redis``), never the shared one.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -25,27 +32,15 @@ from cow006 import sandbox
 
 PG_URL = os.environ.get("COW006_TEST_PG_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
 REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
-REDIS_DB = int(os.environ.get("COW006_TEST_REDIS_DB", "7"))
-# The command the machine's notes give to start Redis (no persistence).
-REDIS_START = [
-    "redis-server",
-    "--daemonize",
-    "yes",
-    "--bind",
-    "127.0.0.1",
-    "-::1",
-    "--port",
-    str(REDIS_PORT),
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    "/var/lib/redis",
-    "--logfile",
-    "/var/log/redis/ci.log",
-]
 
+
+def xdist_worker() -> int:
+    """This pytest-xdist worker's number (``gw3``: 3), or 0 outside xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0
+
+
+REDIS_DB = int(os.environ.get("COW006_TEST_REDIS_DB", "7")) + xdist_worker()
 _pg_state: dict[str, str | None] = {}
 
 
@@ -101,9 +96,9 @@ def require_pg() -> None:
 # -- Redis ------------------------------------------------------------------------------------
 
 
-def redis_ping(timeout: float = 1.0) -> bool:
+def redis_ping(timeout: float = 1.0, port: int = REDIS_PORT) -> bool:
     try:
-        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=timeout) as s:
+        with socket.create_connection((REDIS_HOST, port), timeout=timeout) as s:
             s.sendall(b"PING\r\n")
             return s.recv(64).startswith(b"+PONG")
     except OSError:
@@ -121,32 +116,90 @@ def redis_command(*args: str) -> bytes:
         return s.recv(4096)
 
 
+def _reply_line(sock: socket.socket) -> bytes:
+    """One line of a Redis reply (a status or an error), without its CRLF."""
+    line = b""
+    while not line.endswith(b"\r\n"):
+        chunk = sock.recv(1)
+        if not chunk:
+            break
+        line += chunk
+    return line.rstrip(b"\r\n")
+
+
 def flush_redis() -> None:
-    """Empty the test database of Redis (``REDIS_DB``)."""
+    """Empty the test database of Redis (``REDIS_DB``); RuntimeError if Redis has no such
+    database (more xdist workers than its 16 databases allow past COW006_TEST_REDIS_DB).
+    FLUSHDB is sent only once SELECT said OK: after a refused SELECT it would empty
+    database 0."""
     with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=5) as s:
-        s.sendall(f"SELECT {REDIS_DB}\r\nFLUSHDB\r\n".encode())
-        s.recv(64)
+        s.sendall(f"SELECT {REDIS_DB}\r\n".encode())
+        selected = _reply_line(s)
+        if selected != b"+OK":
+            raise RuntimeError(
+                f"Redis refused its test database {REDIS_DB} ({selected[:80]!r}): set"
+                " COW006_TEST_REDIS_DB lower or run fewer pytest-xdist workers"
+            )
+        s.sendall(b"FLUSHDB\r\n")
+        _reply_line(s)
 
 
-def start_redis() -> None:
-    """Start Redis with the machine's command if it is down; wait until it answers."""
-    if redis_ping():
-        return
-    subprocess.run(REDIS_START, check=False, capture_output=True)
-    deadline = time.monotonic() + 15
-    while not redis_ping():
-        if time.monotonic() > deadline:
-            raise RuntimeError("Redis did not come back")
-        time.sleep(0.1)
+@dataclass
+class PrivateRedis:
+    """A Redis server of one test's own on a free loopback port, which it may stop and start
+    again (``stop``, ``start``) without touching the Redis every other test uses."""
+
+    port: int
+    folder: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{REDIS_HOST}:{self.port}/0"
+
+    def ping(self) -> bool:
+        return redis_ping(0.5, self.port)
+
+    def start(self) -> None:
+        """Start it (on the same port) if it is down; wait until it answers."""
+        if self.ping():
+            return
+        argv = ["redis-server", "--bind", REDIS_HOST, "--port", str(self.port)]
+        argv += ["--save", "", "--appendonly", "no", "--dir", str(self.folder)]
+        with open(self.folder / "redis.log", "ab") as log:
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 15
+        while not self.ping():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                log_text = (self.folder / "redis.log").read_text(errors="replace")[-1000:]
+                raise RuntimeError(f"a private Redis on port {self.port} did not start: {log_text}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """Shut it down, dropping everything it holds; wait until it is gone."""
+        if self.proc is None:
+            return
+        self.proc.terminate()  # redis-server shuts down on SIGTERM (no save: --save "")
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
 
 
-def stop_redis() -> None:
-    """Shut Redis down, dropping everything it holds (it keeps nothing on disk anyway)."""
-    with contextlib.suppress(OSError):
-        redis_command("SHUTDOWN", "NOSAVE")
-    deadline = time.monotonic() + 10
-    while redis_ping(0.2) and time.monotonic() < deadline:
-        time.sleep(0.05)
+@contextlib.contextmanager
+def private_redis(folder: Path) -> Iterator[PrivateRedis]:
+    """A ``PrivateRedis`` started in ``folder``, stopped on exit."""
+    from helpers.servers import free_port
+
+    folder.mkdir(parents=True, exist_ok=True)
+    server = PrivateRedis(free_port(), folder)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 # -- the sandbox, and all of them -------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Helpers of the worker tests: services, arenas of real worker processes, checks.
 
 An ``Arena`` is one test's platform: a fresh PostgreSQL schema, a Redis database flushed
-for it, a data folder, and the COW006_* environment its worker and beat subprocesses get
-(short leases so that failures are seen within seconds).  Workers and beat are started as
+for it (this xdist worker's: ``services.REDIS_DB``), a data folder, and the COW006_*
+environment its worker and beat subprocesses get (short leases so that failures are seen
+within seconds).  Workers and beat are started as
 ``python -m cow006_workers worker|beat`` in sessions of their own, so a test can SIGKILL a
 whole worker (its pool processes and their bots with it) like a machine going away.
 """
@@ -290,9 +291,12 @@ def make_arena(tmp: Path, **overrides: Any) -> Iterator[Arena]:
 
 
 def _arena_on(tmp: Path, db_url: str, overrides: dict[str, Any]) -> Iterator[Arena]:
-    broker_url = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
-    services.redis_command("SELECT", str(REDIS_DB))  # fails loudly if the index is out of range
-    services.flush_redis()
+    # The shared Redis's database of this xdist worker, emptied, unless the test brings its
+    # own broker (``broker_url``: a private Redis it may stop).
+    shared = "broker_url" not in overrides
+    broker_url = overrides.get("broker_url", f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}")
+    if shared:
+        services.flush_redis()
     values: dict[str, Any] = {
         "database_url": db_url,
         "broker_url": broker_url,
@@ -319,8 +323,9 @@ def _arena_on(tmp: Path, db_url: str, overrides: dict[str, Any]) -> Iterator[Are
     finally:
         arena.stop_all()
         engine.dispose()
-        with contextlib.suppress(Exception):
-            services.flush_redis()
+        if shared:
+            with contextlib.suppress(Exception):
+                services.flush_redis()
 
 
 # -- checks -----------------------------------------------------------------------------------

@@ -54,7 +54,9 @@ WORKERS = 4
 UID_BASE = 64200  # slot uids of the battery: 2 per worker, apart from the default 64000+
 CANARY_ENV = "COW006_HOSTILE_CANARY"
 REDIS = ("127.0.0.1", 6379)
-REDIS_KEY = "cow006:hostile:canary"
+# One key per test process: two runs of the battery at once (xdist, two checkouts) never
+# read or delete each other's canary.
+REDIS_KEY = f"cow006:hostile:canary:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 @dataclass(frozen=True)

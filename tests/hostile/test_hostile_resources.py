@@ -167,24 +167,36 @@ def test_memory_is_capped_per_slot(memory_runs: dict[str, Outcome], name: str) -
     assert out.host_oom_kills == 0
 
 
+# Times the fair bot is measured beside a plain bot and then beside the hog, at most: a pair
+# whose hog run met a burst of load from elsewhere (other tests in parallel, other users of
+# the machine) that its plain run did not is measured again.  An uncapped hog fails every pair.
+CPU_PAIRS = 3
+
+
 def test_cpu_hog_does_not_starve_a_fair_bot() -> None:
     hog_sb = sandbox.Sandbox(uid_base=UID_BASE + 8, slots=2)
     _require_sandbox(hog_sb)
-    plain = _play(GOOD, FAIR, hog_sb, FAIR_LIMITS)
-    hogged = _play(BOTS / "cpu_hog.py", FAIR, hog_sb, FAIR_LIMITS)
-    _assert_contained(hogged, "cpu_hog")
-    assert plain.error is None and plain.log is not None, plain.explain()
-    # The fair bot never timed out, and the hog really ran: ~30 children burning CPU.
-    assert not [f for f in hogged.log["faults"]], hogged.explain()
-    found = re.search(r"cpu_hog: (\d+) children, ([\d.]+) s of CPU", hogged.stderr)
-    assert found, hogged.explain()
-    children, burnt = int(found[1]), float(found[2])
-    assert children >= 25 and burnt > 0.3, hogged.explain()
-    base, hog = statistics.median(plain.times), statistics.median(hogged.times)
-    # Capped at one core, the hog leaves the fair bot's median within a small factor of what
-    # it is beside a plain bot (uncapped: 20x).  Generous, for a loaded test machine; the
-    # figure itself is bench/fairness.py's.
-    assert hog <= 3 * base + 0.02, (hog, base)
+    pairs = []
+    for _ in range(CPU_PAIRS):
+        plain = _play(GOOD, FAIR, hog_sb, FAIR_LIMITS)
+        hogged = _play(BOTS / "cpu_hog.py", FAIR, hog_sb, FAIR_LIMITS)
+        _assert_contained(hogged, "cpu_hog")
+        assert plain.error is None and plain.log is not None, plain.explain()
+        # The fair bot never timed out, and the hog really ran: ~30 children burning CPU.
+        assert not [f for f in hogged.log["faults"]], hogged.explain()
+        found = re.search(r"cpu_hog: (\d+) children, ([\d.]+) s of CPU", hogged.stderr)
+        assert found, hogged.explain()
+        children, burnt = int(found[1]), float(found[2])
+        assert children >= 25 and burnt > 0.3, hogged.explain()
+        base, hog = statistics.median(plain.times), statistics.median(hogged.times)
+        pairs.append((round(hog, 4), round(base, 4)))
+        # Capped at one core, the hog leaves the fair bot's median within a small factor of
+        # what it is beside a plain bot (uncapped: 20x).  Generous, for a loaded test
+        # machine; the figure itself is bench/fairness.py's.
+        if hog <= 3 * base + 0.02:
+            break
+    else:
+        raise AssertionError(f"the hog slowed the fair bot in every pair (hog, base): {pairs}")
 
 
 def test_odirect_reads_are_throttled() -> None:

@@ -191,10 +191,17 @@ def test_a_rating_history_from_points_written_before_is_not_fooled_by_a_rerate(
 def _quiet(cache: PageCache) -> None:
     """Wait until the cache has polled the feed past every commit and rendered what it
     wanted to."""
-    deadline = time.monotonic() + 15
+    # A bound for a cache that never settles, not a timing: on a loaded machine (the suite
+    # in parallel, other work beside it) settling has taken over 15 s.
+    deadline = time.monotonic() + 60
     time.sleep(2 * cache.poll_seconds + 0.05)
     while cache.pending or cache.deferred or cache.inflight or cache.own:
-        assert time.monotonic() < deadline, "the page cache never settled"
+        assert time.monotonic() < deadline, (
+            "the page cache never settled: "
+            f"pending {list(cache.pending)[:5]}, deferred {list(cache.deferred)[:5]},"
+            f" inflight {list(cache.inflight)[:5]}, own {sorted(cache.own)[:5]}"
+            f" ({len(cache.own)}), last poll {time.monotonic() - cache.last_poll:.1f} s ago"
+        )
         time.sleep(0.02)
 
 

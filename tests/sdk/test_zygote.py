@@ -179,7 +179,9 @@ def test_a_released_zygote_slot_leaves_nothing_of_its_uid(
     daemon inside, leaves no process of the slot uid, not even a zombie (/proc scanned)."""
     from cow006.sandbox._uids import uid_procs
 
-    sb = Sandbox(zygote=True)
+    # A slot uid of this test's own: a default slot, once released, may at once be another
+    # test's (xdist runs other files beside this one), whose processes the scan would see.
+    sb = Sandbox(zygote=True, uid_base=64496, slots=1)
     proc = sb.spawn([launch.python_executable(), "-I", "-S", "-B", "-c", DAEMON], bot=bot, env=None)
     assert isinstance(proc, ZygoteProcess) and proc.lease.group == proc.pid
     assert proc.stdout is not None and proc.stdout.readline() == b"up\n"

@@ -6,7 +6,8 @@
   overlap in time (the workers' run journal, with the kill times for runs that never ended).
 * Redis is stopped (it keeps nothing: every queued task is lost) and started again while
   matches are queued and running: the reaper sends the lost tasks again, every match
-  finishes.  Redis is always started again, whatever happens.
+  finishes.  That Redis is the test's own (``services.private_redis``, on a port of its
+  own): the shared one, which the other tests (and xdist workers) use, is never stopped.
 
 Leases are short here (3 s, heartbeat 1 s, reaper every second, lost tasks re-sent after
 5 s) and the bots trivial but slow enough (seconds a match) to be killed mid-match.
@@ -18,6 +19,7 @@ import contextlib
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -134,7 +136,20 @@ def test_sigkilled_workers_lose_no_match_and_rate_none_twice(arena: wt.Arena) ->
     assert all(len(intervals[mid]) >= 2 for mid in landed)
 
 
-def test_a_redis_restart_loses_no_match(arena: wt.Arena) -> None:
+@pytest.fixture
+def redis_arena(tmp_path: Path) -> Iterator[tuple[wt.Arena, services.PrivateRedis]]:
+    """An arena whose broker is a private Redis (stopped after the arena's processes)."""
+    services.require_services()
+    with services.private_redis(tmp_path / "redis") as redis:
+        for arena in wt.make_arena(tmp_path, broker_url=redis.url):
+            with wt.reaping(arena):
+                yield arena, redis
+
+
+def test_a_redis_restart_loses_no_match(
+    redis_arena: tuple[wt.Arena, services.PrivateRedis],
+) -> None:
+    arena, redis = redis_arena
     ladder_id = _slow_ladder(arena, 5, 0.01)
     arena.worker(concurrency=1)
     arena.worker(concurrency=1)
@@ -149,17 +164,17 @@ def test_a_redis_restart_loses_no_match(arena: wt.Arena) -> None:
         )
         in_flight = wt.in_flight(arena.session_factory)
         try:
-            services.stop_redis()
-            assert not services.redis_ping()
+            redis.stop()
+            assert not redis.ping()
             time.sleep(2.0)
         finally:
-            services.start_redis()
+            redis.start()
         # Everything that was in flight finishes; new matches keep coming.
         servers.wait_for(lambda: _finished(arena, in_flight), 90, every=0.5)
         _pause(arena, ladder_id)
         servers.wait_for(lambda: _settled(arena), 90, every=0.5)
     finally:
-        services.start_redis()
+        redis.start()
         arena.stop_all()
     wt.assert_sound(arena.session_factory)
     wt.assert_no_overlap(wt.run_intervals(arena.journal(), {}))

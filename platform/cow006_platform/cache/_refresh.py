@@ -154,8 +154,13 @@ class PageCache(Store):
         self._tasks = []
         # Work already in a thread runs to its end first: the app disposes of its database
         # engines right after this, and closing a connection under a running query can crash
-        # the driver.
-        await asyncio.gather(*self._busy, return_exceptions=True)
+        # the driver.  Only this loop's: work of an earlier lifespan whose loop has closed
+        # (a TestClient, an ASGI transport, runs one per startup) cannot be awaited here.
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(
+            *(f for f in self._busy if f.get_loop() is loop), return_exceptions=True
+        )
+        self._busy.clear()
         self.pending.clear()
         self.deferred.clear()
         self.clear()
