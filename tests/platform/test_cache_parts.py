@@ -191,16 +191,18 @@ def test_a_rating_history_from_points_written_before_is_not_fooled_by_a_rerate(
 def _quiet(cache: PageCache) -> None:
     """Wait until the cache has polled the feed past every commit and rendered what it
     wanted to."""
+    # Two polls more than now: the second began after this call, so after the commits.
+    polls = cache.polls + 2
     # A bound for a cache that never settles, not a timing: on a loaded machine (the suite
     # in parallel, other work beside it) settling has taken over 15 s.
     deadline = time.monotonic() + 60
-    time.sleep(2 * cache.poll_seconds + 0.05)
-    while cache.pending or cache.deferred or cache.inflight or cache.own:
+    while cache.polls < polls or not cache.settled:
         assert time.monotonic() < deadline, (
             "the page cache never settled: "
             f"pending {list(cache.pending)[:5]}, deferred {list(cache.deferred)[:5]},"
-            f" inflight {list(cache.inflight)[:5]}, own {sorted(cache.own)[:5]}"
-            f" ({len(cache.own)}), last poll {time.monotonic() - cache.last_poll:.1f} s ago"
+            f" inflight {list(cache.inflight)[:5]}, ahead {cache.ahead},"
+            f" own {sorted(cache.own)[:5]} ({len(cache.own)}),"
+            f" polls {cache.polls} of {polls}, last {time.monotonic() - cache.last_poll:.1f} s ago"
         )
         time.sleep(0.02)
 

@@ -116,6 +116,10 @@ class PageCache(Store):
         self.stale_hits = 0  # of the hits, answered with a page being rendered again
         self.misses = 0
         self.rendered_ahead = 0
+        self.polls = 0  # polls of the feed done, their changes applied
+        # Renders ahead under way, counted from the moment their page left ``pending`` or
+        # ``deferred`` until what they found is applied (``inflight`` covers only the render).
+        self.ahead = 0
         # Renders (misses and renders ahead) by the label of the route that answered: what
         # a change costs the readers, page kind by page kind.
         self.renders: dict[str, int] = {}
@@ -166,6 +170,12 @@ class PageCache(Store):
         self.clear()
 
     @property
+    def settled(self) -> bool:
+        """Nothing is left to do for the changes heard so far: no page queued, held back or
+        being rendered ahead, no commit of this process's not yet heard back from the feed."""
+        return not (self.pending or self.deferred or self.inflight or self.own or self.ahead)
+
+    @property
     def live(self) -> bool:
         """Serving from the cache is allowed: the feed was read recently."""
         return time.monotonic() - self.last_poll < 4 * self.poll_seconds + 1.0
@@ -200,6 +210,7 @@ class PageCache(Store):
             self.own.difference_update(ident for ident, _ in rows)
         self.last_poll = time.monotonic()
         self.invalidate(tags)
+        self.polls += 1
         if self.last_poll - self.last_sweep > max(1.0, self.max_age / 8):
             self.expire()
 
@@ -253,11 +264,15 @@ class PageCache(Store):
             # Stale pages whose time has come first (the nearest to their bound), then the
             # pages dropped, renewed or warmed.
             key = self.next_due(time.monotonic())
-            if key is not None:
-                await self._render_ahead(key, False)
-            elif self.pending:
+            warm = False
+            if key is None and self.pending:
                 key, warm = self.pending.popitem(last=False)
-                await self._render_ahead(key, warm)
+            if key is not None:
+                self.ahead += 1
+                try:
+                    await self._render_ahead(key, warm)
+                finally:
+                    self.ahead -= 1
             else:
                 self._wake.clear()
                 wait = None
