@@ -172,8 +172,9 @@ class PageCache(Store):
     @property
     def settled(self) -> bool:
         """Nothing is left to do for the changes heard so far: no page queued, held back or
-        being rendered ahead, no commit of this process's not yet heard back from the feed."""
-        return not (self.pending or self.deferred or self.inflight or self.own or self.ahead)
+        being rendered ahead.  (This process's own commits not yet heard back from the feed
+        are not work: their pages were dropped when they were made.)"""
+        return not (self.pending or self.deferred or self.inflight or self.ahead)
 
     @property
     def live(self) -> bool:
