@@ -260,7 +260,9 @@ def _one_field(task: tuple[str, str, int, int]) -> dict[str, Any]:
         "tied": scores.count(scores[seat]) > 1,
         "score": scores[seat],
         "deals": [r["penalties"][seat] for r in log["rounds"]],
-        "field_deals": [p for r in log["rounds"] for k, p in enumerate(r["penalties"]) if k != seat],
+        "field_deals": [
+            p for r in log["rounds"] for k, p in enumerate(r["penalties"]) if k != seat
+        ],
         "wall": me.wall,
         "cpu": me.cpu,
     }
@@ -326,7 +328,9 @@ def vs_field(candidate: str, field: str, matches: int, seed: int, jobs: int) -> 
 
 def _print_field(out: dict[str, Any], jobs: int) -> None:
     n = out["matches"]
-    print(f"{out['candidate']} vs {out['field']}, {n} matches to 66, rotating seats ({out['date']})")
+    print(
+        f"{out['candidate']} vs {out['field']}, {n} matches to 66, rotating seats ({out['date']})"
+    )
     print(f"  {out['machine']}")
 
     def pct(ci: list[float]) -> str:

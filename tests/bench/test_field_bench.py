@@ -28,7 +28,12 @@ bots = _bench()
 # method 3 (the Wilson score interval without continuity correction), 95 %.
 @pytest.mark.parametrize(
     ("wins", "n", "low", "high"),
-    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)],
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
 )
 def test_wilson_matches_published_intervals(wins: int, n: int, low: float, high: float) -> None:
     lo, hi = bots.wilson(wins, n)
@@ -103,7 +108,7 @@ def test_one_field_match_is_a_full_match() -> None:
     assert len(r["field_deals"]) == 3 * len(r["deals"])
     assert len(r["wall"]) == len(r["cpu"]) >= 10 * len(r["deals"])
     # The match ended because some total reached 66, not before.
-    totals = [r["score"]] + [0, 0, 0]
+    totals = [r["score"], 0, 0, 0]
     for i, p in enumerate(r["field_deals"]):
         totals[1 + i % 3] += p
     assert max(totals) >= 66

@@ -17,7 +17,7 @@ import cow006
 from cow006 import MatchInfo, View
 from cow006._view import Table
 from cow006.bots import BestBot, MonteCarloBot, make
-from cow006.bots._best import greedy_first
+from cow006.bots._best import model_turn
 from cow006.engine import rule_rows
 
 # The digest of ``_v1_digest()`` taken with the ``montecarlo`` bot of main at 7472a41, before
@@ -30,7 +30,9 @@ def _v1_digest(name: str) -> str:
     for i, n in enumerate((2, 4, 7)):
         k = min(n, 3)
         agents = [make(name) for _ in range(k)] + [make("greedy") for _ in range(n - k)]
-        log = cow006.play_match(agents, seed=500 + i, agent_seeds=[900 + 10 * i + j for j in range(n)])
+        log = cow006.play_match(
+            agents, seed=500 + i, agent_seeds=[900 + 10 * i + j for j in range(n)]
+        )
         h.update(json.dumps(log["rounds"], sort_keys=True).encode())
         h.update(json.dumps(log["scores"]).encode())
     return h.hexdigest()
@@ -64,27 +66,34 @@ def test_names() -> None:
     assert type(make("montecarlo")) is MonteCarloBot
 
 
-def test_greedy_first_moves_each_seats_greedy_card_to_turn_one() -> None:
+def test_model_turn_moves_each_seats_greedy_card_to_its_turn() -> None:
     ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
     # Three seats, two turns: slot j holds opp[j] and opp[j + 3].
     # slot 0: 15 (6th card on the 5-row) or 31 (snug after 30) -> 31
     # slot 1: 5 (below every end) or 80 (gap 10 after 70) -> 80
     # slot 2: 52 (gap 2) or 90 (gap 20) -> 52, already first
     opp = [15, 5, 52, 31, 80, 90]
-    greedy_first(ends, lens, hs, opp, 3, range(3))
+    model_turn(ends, lens, hs, opp, 0, 3, range(3))
     assert opp == [31, 80, 52, 15, 5, 90]
     opp = [15, 5, 52, 31, 80, 90]
-    greedy_first(ends, lens, hs, opp, 3, [1])  # only slot 1 is modelled
+    model_turn(ends, lens, hs, opp, 0, 3, [1])  # only slot 1 is modelled
     assert opp == [15, 80, 52, 31, 5, 90]
     # Below every end beats a 6th card; among such cards the lowest.
     opp = [15, 6, 3]
-    greedy_first(ends, lens, hs, opp, 1, [0])
+    model_turn(ends, lens, hs, opp, 0, 1, [0])
     assert opp[0] == 3
+    # A later turn: only the cards from index k on are the seat's cards left.
+    opp = [31, 80, 52, 15, 5, 90, 33, 71, 91]  # turn 1 starts at k = 3
+    model_turn(ends, lens, hs, opp, 3, 3, range(3))
+    assert opp[:3] == [31, 80, 52]  # turn 0 untouched
+    assert opp[3:] == [33, 71, 90, 15, 5, 91]
 
 
+@pytest.mark.parametrize("every_turn", [True, False])
 @pytest.mark.parametrize("n_players", [2, 3, 5, 7, 10])
-def test_best_plays_legal_matches_at_any_table_size(n_players: int) -> None:
-    agents = [BestBot(samples=8)] + [make("greedy") for _ in range(n_players - 1)]
+def test_best_plays_legal_matches_at_any_table_size(n_players: int, every_turn: bool) -> None:
+    best = BestBot(samples=8, every_turn=every_turn, prior=0.5)
+    agents = [best] + [make("greedy") for _ in range(n_players - 1)]
     log = cow006.play_match(agents, seed=40 + n_players)
     cow006.verify(log)
     assert log["faults"] == []

@@ -1,18 +1,18 @@
 """The built-in bots, by name: ``make("greedy")`` or ``make("builtin:greedy")``.
 
-================  ========================================================================
-``random``      a uniformly random card; takes the cheapest row
-``lowest``      always its lowest card, the cheapest row (what a faulted seat plays)
-``greedy``      the card that costs least on the current rows, snuggest fit first
-``safe``        the card with the lowest expected cost this turn, counting the risk that
-                other seats' cards land before it
+=================  =======================================================================
+``random``         a uniformly random card; takes the cheapest row
+``lowest``         always its lowest card, the cheapest row (what a faulted seat plays)
+``greedy``         the card that costs least on the current rows, snuggest fit first
+``safe``           the card with the lowest expected cost this turn, counting the risk that
+                   other seats' cards land before it
 ``montecarlo-v1``  samples the unseen cards into the other hands and plays every candidate
-                   out to the end of the round; least expected penalty wins (issue 19's
-                   "today's best", kept unchanged)
-``montecarlo``     an alias of ``montecarlo-v1`` (logs naming it replay as they were)
-``best``           the strongest built-in: ``montecarlo-v1``'s search whose sampled
-                   opponents play this turn's card greedily (``_best.py``)
-================  ========================================================================
+                   out to the end of the round; least expected penalty wins (the ``best`` of
+                   issue 19's day, kept unchanged)
+``montecarlo``     an alias of ``montecarlo-v1``: logs naming it rerun as they were
+``best``           the strongest built-in: ``montecarlo-v1``'s search, whose sampled
+                   opponents play greedily (``_best.py``)
+=================  =======================================================================
 
 Every bot's randomness comes from a generator seeded in ``on_match_start`` from its agent
 seed (``MatchInfo.seed``), so a match of built-ins is reproducible from the match seed and
@@ -67,8 +67,8 @@ def make(name: str) -> Agent:
 
 __all__ = [
     "BUILTINS",
-    "BestBot",
     "PREFIX",
+    "BestBot",
     "GreedyBot",
     "MonteCarloBot",
     "RandomBot",
