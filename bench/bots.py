@@ -21,7 +21,9 @@ against three ``random``, then a mixed round-robin of the distinct built-ins at 
 tables (every combination of four, every rotation of the seats).
 
     python bench/bots.py [--matches N] [--jobs J] [--seed S] [--json]
-    python bench/bots.py --field greedy|safe|best|NAME [--candidate NAME] [--matches N] ...
+    python bench/bots.py --field greedy|safe|best|NAME [--candidate NAME] [--matches N]
+                         [--jobs J] [--seed S] [--results FILE] [--json]
+    python bench/bots.py --summarize FILE [FILE ...] [--json]
     python bench/bots.py --table [--matches N] [--rr-matches M] [--jobs J] [--seed S] [--json]
 """
 
@@ -316,11 +318,43 @@ def field_summary(candidate: str, field: str, res: Sequence[dict[str, Any]]) -> 
     return out
 
 
-def vs_field(candidate: str, field: str, matches: int, seed: int, jobs: int) -> dict[str, Any]:
-    """``candidate`` against three ``field`` bots over ``matches`` matches at rotating seats."""
+def _one_field_line(task: tuple[str, str, int, int]) -> dict[str, Any]:
+    """``_one_field`` with the task in the result (a line of ``--results``)."""
+    candidate, field, i, seed = task
+    return {"candidate": candidate, "field": field, "i": i, "seed": seed, **_one_field(task)}
+
+
+def vs_field(
+    candidate: str, field: str, matches: int, seed: int, jobs: int, results: str | None = None
+) -> dict[str, Any]:
+    """``candidate`` against three ``field`` bots over ``matches`` matches at rotating seats.
+
+    ``results``: a file each match's result is appended to as a JSON line as soon as it is
+    played, so a long run that is cut short still has its matches (``--summarize``).
+    """
     started = time.perf_counter()
     tasks = [(candidate, field, i, seed + i) for i in range(matches)]
-    res = _map(_one_field, tasks, jobs)
+    res = []
+    sink = open(results, "a", encoding="utf-8") if results else None  # noqa: SIM115
+    try:
+        if jobs <= 1:
+            lines = map(_one_field_line, tasks)
+            for line in lines:
+                res.append(line)
+                if sink:
+                    sink.write(json.dumps(line) + "\n")
+                    sink.flush()
+        else:
+            with multiprocessing.get_context("fork").Pool(jobs) as pool:
+                for line in pool.imap_unordered(_one_field_line, tasks):
+                    res.append(line)
+                    if sink:
+                        sink.write(json.dumps(line) + "\n")
+                        sink.flush()
+    finally:
+        if sink:
+            sink.close()
+    res.sort(key=lambda r: r["i"])
     out = field_summary(candidate, field, res)
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
@@ -383,6 +417,13 @@ def main() -> int:
         help="candidate vs 3 copies of this built-in (best: issue 19's, i.e. montecarlo-v1)",
     )
     ap.add_argument("--candidate", default="best", help="the candidate built-in (--field)")
+    ap.add_argument("--results", metavar="FILE", help="append each match's result (--field)")
+    ap.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="FILE",
+        help="the --field figures of the matches in these --results files",
+    )
     ap.add_argument(
         "--rr-matches", type=int, default=50, help="round-robin matches per lineup (--table)"
     )
@@ -392,13 +433,29 @@ def main() -> int:
         "machine": _machine(),
         "command": "python " + " ".join(sys.argv),
     }
+    if args.summarize:
+        lines = []
+        for path in args.summarize:
+            with open(path, encoding="utf-8") as f:
+                lines += [json.loads(x) for x in f if x.strip()]
+        pairs = {(r["candidate"], r["field"]) for r in lines}
+        if len(pairs) != 1:
+            ap.error(f"the files hold {len(pairs)} candidate/field pairs; summarize one at a time")
+        cand, field = pairs.pop()
+        res = field_summary(cand, field, lines)
+        out = {**header, **res, "seeds": sorted({r["seed"] for r in lines}), "seconds": 0.0}
+        if args.json:
+            print(json.dumps(out))
+        else:
+            _print_field(out, args.jobs)
+        return 0 if res["ok"] else 1
     if args.field:
         field = field_name(args.field)
         for name in (field, args.candidate):
             if name.removeprefix("builtin:") not in BUILTINS:
                 ap.error(f"unknown built-in {name!r}; the built-ins are: {', '.join(BUILTINS)}")
         cand = args.candidate.removeprefix("builtin:")
-        res = vs_field(cand, field, args.matches, args.seed, args.jobs)
+        res = vs_field(cand, field, args.matches, args.seed, args.jobs, args.results)
         out = {**header, **res}
         if args.json:
             print(json.dumps(out))

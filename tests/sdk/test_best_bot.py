@@ -169,3 +169,26 @@ def test_best_avoids_a_sixth_card() -> None:
     bot = make("best")
     bot.on_match_start(MatchInfo(seat=0, n_players=4, seed=3))
     assert bot.play(_view((26, 91, 92), rows)) != 26
+
+
+def test_best_learns_which_seats_play_greedily() -> None:
+    best = BestBot(samples=4)
+    agents = [make("greedy"), best, make("random"), make("greedy")]
+    log = cow006.play_match(agents, seed=12)
+    # Greedy seats agree with the model on every counted turn, random ones seldom.
+    rounds = len(log["rounds"])
+    assert best._turns == [9 * rounds] * 4
+    assert best._agree[0] == best._agree[3] == 9 * rounds
+    assert best._agree[2] < 5 * rounds
+    assert best.model_odds(4) == [best.cap, 0.0, best.cap]  # slots: seats 0, 2, 3
+    fresh = BestBot(prior=0.25)
+    fresh.on_match_start(MatchInfo(seat=2, n_players=3, seed=1))
+    assert fresh.model_odds(3) == [0.25, 0.25]  # nothing seen yet
+
+
+def test_best_ignores_a_round_entry_it_cannot_read() -> None:
+    best = BestBot(samples=4)
+    best.on_match_start(MatchInfo(seat=0, n_players=4, seed=1))
+    for bad in ({}, {"hands": [[1]], "rows": [[5]], "turns": [{"cards": [99]}]}, {"hands": 3}):
+        best.on_round_end(bad)
+        assert best._turns == [0, 0, 0, 0] and best._agree == [0, 0, 0, 0]
