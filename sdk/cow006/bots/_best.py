@@ -209,6 +209,10 @@ class BestBot(MonteCarloBot):
             return  # not a round entry this bot can read: it learns nothing from it
         self._agree, self._turns = agree, turns
 
+    def greedy_counts(self) -> list[tuple[int, int]]:
+        """Per seat, (greedy turns, counted turns) in the rounds of this match seen so far."""
+        return list(zip(self._agree, self._turns, strict=True))
+
     def model_odds(self, n_players: int) -> list[float]:
         """Per slot (the other seats in seat order), the chance to model it as greedy."""
         out = []
