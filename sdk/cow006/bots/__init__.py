@@ -1,15 +1,18 @@
 """The built-in bots, by name: ``make("greedy")`` or ``make("builtin:greedy")``.
 
-=============  ==========================================================================
-``random``      a uniformly random card; takes the cheapest row
-``lowest``      always its lowest card, the cheapest row (what a faulted seat plays)
-``greedy``      the card that costs least on the current rows, snuggest fit first
-``safe``        the card with the lowest expected cost this turn, counting the risk that
-                other seats' cards land before it
-``montecarlo``  samples the unseen cards into the other hands and plays every candidate out
-                to the end of the round; least expected penalty wins
-``best``        the strongest built-in (an alias of ``montecarlo``)
-=============  ==========================================================================
+=================  =======================================================================
+``random``         a uniformly random card; takes the cheapest row
+``lowest``         always its lowest card, the cheapest row (what a faulted seat plays)
+``greedy``         the card that costs least on the current rows, snuggest fit first
+``safe``           the card with the lowest expected cost this turn, counting the risk that
+                   other seats' cards land before it
+``montecarlo-v1``  samples the unseen cards into the other hands and plays every candidate
+                   out to the end of the round; least expected penalty wins (the ``best`` of
+                   issue 19's day, kept unchanged)
+``montecarlo``     an alias of ``montecarlo-v1``: logs naming it rerun as they were
+``best``           the strongest built-in: ``montecarlo-v1``'s search, whose sampled
+                   opponents play greedily (``_best.py``)
+=================  =======================================================================
 
 Every bot's randomness comes from a generator seeded in ``on_match_start`` from its agent
 seed (``MatchInfo.seed``), so a match of built-ins is reproducible from the match seed and
@@ -22,15 +25,16 @@ from collections.abc import Callable
 
 from .._agent import Agent
 from .._errors import AgentLoadError
+from ._best import BestBot
 from ._montecarlo import MonteCarloBot
 from ._simple import GreedyBot, LowestBot, RandomBot, SafeBot
 
 PREFIX = "builtin:"
 
 
-def _best() -> Agent:
+def _montecarlo_v1() -> Agent:
     bot = MonteCarloBot()
-    bot.name = PREFIX + "best"
+    bot.name = PREFIX + "montecarlo-v1"
     return bot
 
 
@@ -40,8 +44,9 @@ BUILTINS: dict[str, Callable[[], Agent]] = {
     "lowest": LowestBot,
     "greedy": GreedyBot,
     "safe": SafeBot,
+    "montecarlo-v1": _montecarlo_v1,
     "montecarlo": MonteCarloBot,
-    "best": _best,
+    "best": BestBot,
 }
 
 
@@ -63,6 +68,7 @@ def make(name: str) -> Agent:
 __all__ = [
     "BUILTINS",
     "PREFIX",
+    "BestBot",
     "GreedyBot",
     "MonteCarloBot",
     "RandomBot",

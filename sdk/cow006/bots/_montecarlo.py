@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 from .._view import View
 from ..cards import DECK_SIZE, END_SCORE, N_ROWS, ROW_LIMIT
@@ -210,7 +211,7 @@ class MonteCarloBot(SeededAgent):
         unseen = view.unseen()
         nopp = view.n_players - 1
         need = nopp * h
-        sample = self.rng.sample
+        sample = self._draw(view)
         rollout = self.rollout
         deadline = self._deadline(view)
         vals: list[list[float]] = [[] for _ in range(n)]
@@ -264,6 +265,10 @@ class MonteCarloBot(SeededAgent):
                 if deadline is not None and time.perf_counter() > deadline:
                     break
         return min(alive, key=lambda j: (sum(vals[j]), j))
+
+    def _draw(self, view: View) -> Callable[[list[int], int], list[int]]:
+        """What draws a sample of the unseen cards: ``rng.sample`` (a subclass may model it)."""
+        return self.rng.sample
 
     def _prune(self, alive: list[int], vals: list[list[float]], s: int) -> list[int]:
         """Drop the candidates clearly worse than the leader (paired z-test on the samples)."""
