@@ -22,9 +22,9 @@ from typing import Any
 
 from .._agent import MatchInfo
 from .._view import View
-from ..cards import DECK_SIZE, ROW_LIMIT
-from ..engine import cheapest, ends_below, lay, rule_rows
-from ._montecarlo import MonteCarloBot
+from ..cards import ROW_LIMIT
+from ..engine import ends_below, rule_rows
+from ._montecarlo import MonteCarloBot, _rollout
 
 # Below this many counted turns of a seat, its rate is not trusted yet: ``prior`` is used.
 MIN_TURNS = 9
@@ -92,47 +92,16 @@ def rollout_modelled(
     into its place of the turn (``model_turn``); ``opp`` itself is not changed (the candidates
     share it).  This seat's cards follow ``_rollout``'s policy, unchanged.
     """
-    if slots:
-        opp = opp[:]
-    k = 0
-    below = ends_below
-    full = ROW_LIMIT
-    last = len(ends) - 1
-    while True:
-        if slots:
-            model_turn(ends, lens, hs, opp, k, nopp, slots)
-        if not mine:
-            if len(rest) == 1:
-                mine = rest.pop()
-            else:
-                bk = 1 << 30
-                after = 0
-                for c in rest:
-                    if c < after:
-                        continue
-                    i = below(ends, c) - 1
-                    after = ends[i + 1] if i < last else DECK_SIZE + 1
-                    if i < 0:
-                        v = min(hs) * 128 + 64
-                    elif lens[i] == full:
-                        v = hs[i] * 128 + c - ends[i]
-                    else:
-                        v = c - ends[i]
-                    if v < bk:
-                        bk = v
-                        mine = c
-                rest.remove(mine)
-        cards = opp[k : k + nopp]
-        cards.append(mine)
-        cards.sort()
-        if not rest and not every:
-            del cards[cards.index(mine) + 1 :]
-        lowest = -1 if below(ends, cards[0]) else cheapest(hs, lens)
-        lay(ends, lens, hs, cards, lowest, owner, pens)
-        if not rest:
-            return
-        k += nopp
-        mine = 0
+    if not slots:
+        _rollout(ends, lens, hs, mine, rest, opp, nopp, owner, pens, every)
+        return
+
+    def greedy_seats(
+        ends: list[int], lens: list[int], hs: list[int], opp: list[int], k: int
+    ) -> None:
+        model_turn(ends, lens, hs, opp, k, nopp, slots)
+
+    _rollout(ends, lens, hs, mine, rest, opp[:], nopp, owner, pens, every, greedy_seats)
 
 
 def greedy_rates(entry: dict[str, Any], agree: list[int], turns: list[int]) -> None:

@@ -1,4 +1,4 @@
-"""The Monte-Carlo built-in bot (``montecarlo``, alias ``best``).
+"""The Monte-Carlo built-in bot (``montecarlo-v1``, alias ``montecarlo``; ``best`` builds on it).
 
 For each decision it draws a fixed number of samples.  A sample deals the cards this seat has
 not seen (``view.unseen()``) into the other seats' hands at random, in a random order, which is
@@ -32,6 +32,14 @@ from ._simple import SeededAgent
 # a card goes to is one ``bisect`` away (``engine.ends_below``).  The real row indices are
 # only needed in ``take_row``, which maps them back.
 Rows = tuple[list[int], list[int], list[int]]  # (ends ascending, lengths, heads)
+# Called before each turn of a rollout: (ends, lengths, heads, the other seats' cards, the
+# index of this turn's first card among them).
+TurnHook = Callable[[list[int], list[int], list[int], list[int], int], None]
+# A rollout as ``MonteCarloBot._search`` calls it: ``_rollout``'s arguments but the hook.
+Rollout = Callable[
+    [list[int], list[int], list[int], int, list[int], list[int], int, list[int], list[int], bool],
+    None,
+]
 
 
 def _rollout(
@@ -45,6 +53,7 @@ def _rollout(
     owner: list[int],
     pens: list[int],
     every: bool,
+    before_turn: TurnHook | None = None,
 ) -> None:
     """Play ``mine`` now (0: let the policy choose) and ``rest`` later, to the round's end.
 
@@ -55,13 +64,16 @@ def _rollout(
     of the match), not only this seat's.  This seat's later cards follow a greedy rule: the
     least immediate cost if the card were alone, then the snuggest fit.  (Smarter rollout
     policies, even one that sees the sampled cards of the turn, measured no better: the
-    sample count matters far more.)
+    sample count matters far more.)  ``before_turn`` (an opponent model: ``_best``) may
+    reorder ``opp`` from index ``k`` on before each turn ``k // nopp`` is laid.
     """
     k = 0
     below = ends_below
     full = ROW_LIMIT
     last = N_ROWS - 1
     while True:
+        if before_turn is not None:
+            before_turn(ends, lens, hs, opp, k)
         if not mine:
             if len(rest) == 1:
                 mine = rest.pop()
@@ -139,7 +151,8 @@ class MonteCarloBot(SeededAgent):
     """
 
     name = "builtin:montecarlo"
-    rollout = staticmethod(_rollout)
+    # One rollout of ``_search`` (a subclass may model the other seats in it: ``_best``).
+    rollout: Rollout = staticmethod(_rollout)
 
     def __init__(
         self,
