@@ -4,6 +4,7 @@ real match results stored the way workers store them."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -95,6 +96,35 @@ class Api:
         )
         assert r.status_code in (200, 201), r.text
         return agent, version
+
+    def enter_uploads(
+        self, ladder: int, uploads: dict[str, tuple[str, bytes]], wait: Callable[[], bool]
+    ) -> dict[str, tuple[dict[str, str], int, int]]:
+        """Each upload (name: (filename, bytes)) by an author of its own, validated (``wait``:
+        until the executor is idle) and entered in ``ladder``: name -> (owner, agent, version).
+        """
+        versions = {}
+        for name, (filename, data) in uploads.items():
+            owner = self.user(f"{name}-author")
+            agent = self.agent(owner, f"{name}-bot")
+            r = self.client.post(
+                f"/api/agents/{agent}/versions",
+                files={"file": (filename, data, "application/octet-stream")},
+                headers=owner,
+            )
+            assert r.status_code == 201, r.text
+            versions[name] = (owner, agent, int(r.json()["id"]))
+        assert wait()
+        for name, (owner, agent, vid) in versions.items():
+            v = self.client.get(f"/api/agents/{agent}/versions", headers=owner).json()["items"][0]
+            assert v["status"] == "active", (name, v.get("reason"))
+            r = self.client.post(
+                f"/api/ladders/{ladder}/entries",
+                json={"agent_id": agent, "version_id": vid},
+                headers=owner,
+            )
+            assert r.status_code in (200, 201), r.text
+        return versions
 
     def ladder(self, admin: dict[str, str], name: str | None = None, **fields: Any) -> int:
         self._n += 1

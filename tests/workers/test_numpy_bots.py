@@ -117,27 +117,7 @@ def test_a_numpy_bot_with_weights_uploads_validates_and_plays_a_ladder_match(
             "numpy": ("trained.zip", _zip({"bot.py": bot.encode(), "weights.npz": weights})),
             "starter": ("bot.py", STARTER.read_bytes()),
         }
-        versions = {}
-        for name, (filename, data) in uploads.items():
-            owner = api.user(f"{name}-author")
-            agent = api.agent(owner, f"{name}-bot")
-            r = client.post(
-                f"/api/agents/{agent}/versions",
-                files={"file": (filename, data, "application/octet-stream")},
-                headers=owner,
-            )
-            assert r.status_code == 201, r.text
-            versions[name] = (owner, agent, int(r.json()["id"]))
-        assert executor.wait_idle(180)
-        for name, (owner, agent, vid) in versions.items():
-            v = client.get(f"/api/agents/{agent}/versions", headers=owner).json()["items"][0]
-            assert v["status"] == "active", (name, v.get("reason"))
-            r = client.post(
-                f"/api/ladders/{lid}/entries",
-                json={"agent_id": agent, "version_id": vid},
-                headers=owner,
-            )
-            assert r.status_code in (200, 201), r.text
+        versions = api.enter_uploads(lid, uploads, lambda: executor.wait_idle(180))
         # The weights are stored beside bot.py, byte for byte.
         stored = settings.data_dir / "bots" / hashlib.sha256(uploads["numpy"][1]).hexdigest()
         assert (stored / "weights.npz").read_bytes() == weights

@@ -108,27 +108,7 @@ def test_three_runtimes_upload_validate_and_play_a_ladder_match(
             "js": ("js.zip", _zip(STARTERS / "javascript", ["bot.js", "cow006.toml"])),
             "cpp": ("cpp.zip", _zip(cpp_bot, ["bot", "cow006.toml"])),
         }
-        versions = {}
-        for name, (filename, data) in uploads.items():
-            owner = api.user(f"{name}-author")
-            agent = api.agent(owner, f"{name}-bot")
-            r = client.post(
-                f"/api/agents/{agent}/versions",
-                files={"file": (filename, data, "application/octet-stream")},
-                headers=owner,
-            )
-            assert r.status_code == 201, r.text
-            versions[name] = (owner, agent, int(r.json()["id"]))
-        assert executor.wait_idle(180)
-        for name, (owner, agent, vid) in versions.items():
-            v = client.get(f"/api/agents/{agent}/versions", headers=owner).json()["items"][0]
-            assert v["status"] == "active", (name, v.get("reason"))
-            r = client.post(
-                f"/api/ladders/{lid}/entries",
-                json={"agent_id": agent, "version_id": vid},
-                headers=owner,
-            )
-            assert r.status_code in (200, 201), r.text
+        versions = api.enter_uploads(lid, uploads, lambda: executor.wait_idle(180))
         with db.session_scope(app.state.session_factory) as session:
             match_id = results.create_match(
                 session,
