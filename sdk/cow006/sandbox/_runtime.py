@@ -147,6 +147,7 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
     cache = sb.cache_path()
     safe_dir(cache)
     elf: list[str] = []
+    botlibs = None  # the host's bot libraries (Python bots only)
     if lang == "binary":
         pass  # a static executable of the bot's own: no runtime, no libraries
     elif lang == "node":
@@ -181,10 +182,9 @@ def _compute_runtime_binds(sb: Sandbox, lang: str) -> list[tuple[str, str]]:
             elf += _extension_files(botlibs)
     seen = {dest for _, dest in binds}
     libs = {}
-    botlibs_host = launch.botlibs_dir() if lang == "python" else None
     for lib in _shared_libs(elf, cache):
         dest = _lib_dest(lib)
-        if botlibs_host is not None and dest.startswith(botlibs_host + "/"):
+        if botlibs is not None and dest.startswith(botlibs + "/"):
             continue  # numpy.libs and the like: inside /botlibs already ($ORIGIN rpaths)
         if dest not in seen:
             seen.add(dest)
