@@ -29,7 +29,9 @@ which let a cached page be stored under a key that named another page (docs/oper
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -133,13 +135,16 @@ class RequestLimits:
                 {"WWW-Authenticate": "Bearer"},
             )
             return
-        refusal = too_large(settings, method, path)
+        # The refusal's sentence is made only for a body that passes its cap (every request
+        # comes through here, and almost none does).
+        refusal = functools.partial(too_large, settings, method, path)
         await self.app(scope, _counted(receive, cap, settings.body_seconds, refusal), send)
 
 
-def _counted(receive: Receive, cap: int, seconds: float, refusal: str) -> Receive:
-    """``receive``, raising BodyTooLarge as soon as the body passes ``cap`` bytes, and a 408
-    if the body has not arrived in full ``seconds`` after it was first asked for."""
+def _counted(receive: Receive, cap: int, seconds: float, refusal: Callable[[], str]) -> Receive:
+    """``receive``, raising BodyTooLarge (saying ``refusal()``) as soon as the body passes
+    ``cap`` bytes, and a 408 if the body has not arrived in full ``seconds`` after it was first
+    asked for."""
     seen = 0
     deadline: float | None = None
     done = False
@@ -162,7 +167,7 @@ def _counted(receive: Receive, cap: int, seconds: float, refusal: str) -> Receiv
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > cap:
-                raise BodyTooLarge(refusal)
+                raise BodyTooLarge(refusal())
             done = not message.get("more_body", False)
         else:
             done = True
