@@ -17,6 +17,7 @@ concurrency 1), on a fresh database:
 
     python bench/throughput.py [--workers 1,2] [--concurrency 1] [--measure 60] [--json]
         [--url postgresql://root@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379/9]
+        [--set NAME=VALUE ...]   (platform settings, e.g. --set write_behind=false)
 
 Needs PostgreSQL, Redis and a working sandbox; without one it says which and exits 2.
 The figures include the machine's whole load: API, database, broker and workers share its
@@ -200,7 +201,7 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
     redis.Redis.from_url(args.redis).flushdb()
     workdir = Path(tempfile.mkdtemp(prefix="cow006-throughput-"))
     depth = max(8, 4 * workers * args.concurrency)
-    env, _settings, engine = configure(db_url, args.redis, workdir, depth)
+    env, _settings, engine = configure(db_url, args.redis, workdir, depth, **dict(args.set))
     factory = db.make_sessionmaker(engine)
     with db.session_scope(factory) as s:
         _, admin_token = security.create_user(s, "bench-admin", is_admin=True)
@@ -324,6 +325,13 @@ def run_once(args: argparse.Namespace, workers: int) -> dict[str, Any]:
             recreate_database(args.url, db_name, drop_only=True)
 
 
+def _setting(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or name.strip().lower() not in Settings.model_fields:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE of a platform setting")
+    return name.strip().lower(), value
+
+
 def _problems(args: argparse.Namespace) -> list[str]:
     out = []
     try:
@@ -353,6 +361,14 @@ def main() -> None:
     ap.add_argument("--newcomer-timeout", type=float, default=300.0)
     ap.add_argument("--keep", action="store_true", help="keep the databases afterwards")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        type=_setting,
+        metavar="NAME=VALUE",
+        help="a platform setting for the run's processes (COW006_NAME), e.g. write_behind=false",
+    )
     args = ap.parse_args()
     problems = _problems(args)
     if problems:
@@ -377,7 +393,8 @@ def main() -> None:
                 flush=True,
             )
     if args.json:
-        print(json.dumps({"started": started, "runs": runs}, indent=2))
+        settings = dict(args.set)
+        print(json.dumps({"started": started, "settings": settings, "runs": runs}, indent=2))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from cow006 import engine as cow_engine
 from cow006 import log as cow_log
-from cow006.untrusted import clean, clean_data
+from cow006.untrusted import clean, clean_data, is_clean
 
 from . import locks, ratings, suspension
 from .models import AgentVersion, Match, MatchKind, MatchLog, MatchSeat, MatchStatus, utcnow
@@ -113,7 +113,9 @@ def finish_match(
     # The platform is the last line: whatever the worker cleaned or not, bot text (stderr,
     # fault details) is stored only once no database can refuse it and no page can fail to
     # encode it (NUL, lone surrogates).  Clean strings are kept as they are: the log replays.
-    log = clean_data(log)
+    # (A log with nothing to clean, nearly every one, is not walked: ``is_clean``.)
+    if not is_clean(log):
+        log = clean_data(log)
     stderr = [None if err is None else clean(err, MAX_STDERR) for err in stderr]
     # A worker may run elsewhere: only a log that replays is accepted as a result.
     cow_log.verify(log)
@@ -160,7 +162,8 @@ def store_validation(
     and one seat, the version's (the built-in opponents are no versions; the log names them).
     Its owner watches it like any match; nothing else reads it (no rating, no suspension).
     Raises ``cow006.LogError`` for a log that does not replay: nothing is added then."""
-    log = clean_data(log)
+    if not is_clean(log):
+        log = clean_data(log)
     cow_log.verify(log)
     faults = list(log.get("faults", []))
     match = Match(

@@ -167,6 +167,11 @@ class Settings(BaseSettings):
     heartbeat_seconds: float = _doc(
         10.0, "how often a worker renews the lease of the match it plays"
     )
+    write_behind: bool = _doc(
+        True,
+        "a worker process stores a played match's result while it plays the next one "
+        "(prefork and solo pools); off: it stores the result before it takes the next match",
+    )
     max_attempts: int = _doc(5, "runs of one match cut short (worker deaths) before it is failed")
     suspend_after: int = _doc(
         3,

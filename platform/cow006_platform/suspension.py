@@ -23,6 +23,7 @@ fair version by challenging it with a failing bot).
 
 from __future__ import annotations
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from cow006.untrusted import clean
@@ -38,12 +39,10 @@ def counts(match: Match) -> bool:
 
 
 def _versions(session: Session, match: Match) -> list[AgentVersion]:
-    out = []
-    for seat in sorted(match.seats, key=lambda s: s.seat):
-        version = session.get(AgentVersion, seat.version_id)
-        if version is not None and version not in out:
-            out.append(version)
-    return out
+    """The match's versions in seat order, each once, read in one query."""
+    ids = [seat.version_id for seat in sorted(match.seats, key=lambda s: s.seat)]
+    found = {v.id: v for v in session.scalars(select(AgentVersion).where(AgentVersion.id.in_(ids)))}
+    return [found[vid] for vid in dict.fromkeys(ids) if vid in found]
 
 
 def record_finished(session: Session, match: Match) -> None:

@@ -7,13 +7,74 @@ import sqlite3
 
 import pytest
 
-from cow006.untrusted import REPLACEMENT, clean, clean_data, for_terminal, terminal_data
+from cow006.untrusted import (
+    REPLACEMENT,
+    clean,
+    clean_data,
+    for_terminal,
+    is_clean,
+    terminal_data,
+)
 
 
 def _storable(text: str) -> None:
     """What the databases and encoders need: UTF-8 encodable, no NUL."""
     text.encode("utf-8")  # raises on a lone surrogate
     assert "\x00" not in text
+
+
+@pytest.mark.parametrize(
+    "dirty",
+    [
+        {"faults": [{"detail": "a NUL \x00 in a fault"}]},
+        {"faults": [{"detail": "a lone surrogate \ud800"}]},
+        {"k\x00ey": 1},  # in a key
+        {"k\udfffey": 1},
+        ["\x00"],
+        {"not json": {1, 2}},  # unsure: cleaned the slow way
+    ],
+)
+def test_is_clean_sees_every_unstorable_string(dirty: object) -> None:
+    assert not is_clean(dirty)
+
+
+def test_is_clean_passes_a_real_log_and_strings_that_look_like_escapes() -> None:
+    from cow006 import play_match
+    from cow006.bots import make
+
+    log = play_match([make("greedy"), make("random"), make("safe"), make("lowest")], seed=3)
+    assert is_clean(log) and clean_data(log) == log
+    # The six characters of a JSON escape are no NUL: cleaning keeps them (a false alarm is
+    # allowed, a miss is not).
+    assert clean_data({"d": "\\u0000"}) == {"d": "\\u0000"}
+    assert is_clean({"d": "tab\t newline\n and \u00e9\u4e2d", "n": [1, 2.5, None, True]})
+
+
+def test_is_clean_agrees_with_clean_data_on_random_data() -> None:
+    import random
+
+    rng = random.Random(6)
+    alphabet = ["a", "\x00", "\ud800", "\udfff", "\\", "u", "0", "\x01", "\u2028", "é"]
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randrange(4)))
+
+    def value(depth: int) -> object:
+        pick = rng.randrange(6 if depth < 3 else 3)
+        if pick == 0:
+            return rng.randrange(-5, 200)
+        if pick == 1:
+            return text()
+        if pick == 2:
+            return rng.choice([None, True, 0.25])
+        if pick == 3:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {text(): value(depth + 1) for _ in range(rng.randrange(4))}
+
+    for _ in range(3000):
+        data = value(0)
+        if is_clean(data):
+            assert clean_data(data) == data, data
 
 
 @pytest.mark.parametrize(

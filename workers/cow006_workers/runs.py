@@ -15,6 +15,9 @@ embedded executors (``embedded``) alike:
    finished ladder match a refill of the ladder's queue once a quarter of it is missing (the
    scheduler's tick is the backstop, and places newcomers).
 
+Steps 3 and 4 (``settle``) may run on a worker process's write-behind thread
+(``writebehind``) while its main thread plays the next match.
+
 Each run logs one line on the ``cow006.runs`` logger when it starts and ends, with the
 wall-clock time: a journal of who ran what when (the tests check that two runs of one match
 never overlap).  Every step opens its own short transaction; the slow part (the match, for
@@ -23,12 +26,13 @@ seconds to minutes) runs with no transaction open.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -44,6 +48,9 @@ from . import scheduler
 from .human import HumanSeat
 from .lease import Claim, Heartbeat, claim_match
 from .play import Result, play, sandbox_for
+
+if TYPE_CHECKING:
+    from .writebehind import Writer
 
 logger = logging.getLogger(__name__)
 runs = logging.getLogger("cow006.runs")
@@ -189,14 +196,59 @@ def run_match(
     *,
     worker: str | None = None,
     rng: random.Random | None = None,
+    writer: Writer | None = None,
 ) -> Outcome:
     """Run one match under a lease (see the module), then ``follow_up`` with
     ``send_matches`` (None: this match alone, its follow-ups left to the scheduler's tick).
 
+    With a ``writer`` (``writebehind``), what follows a played match (storing its result,
+    the follow-ups) is handed to it and the outcome is ``played``: the caller may play the
+    next match meanwhile.  Without one, all of it is done here.
+
     Never raises for the match's problems: they end up in ``Match.error`` as one sentence.
     Database errors are logged and the match left as it is: the reaper sends it again.
     """
-    outcome = _run(session_factory, settings, match_id, worker)
+    ran = _run(session_factory, settings, match_id, worker)
+    if isinstance(ran, Played):
+        if writer is not None:
+            writer.submit(
+                functools.partial(settle, session_factory, settings, ran, send_matches, rng)
+            )
+            return Outcome("played")
+        return settle(session_factory, settings, ran, send_matches, rng)
+    return _followed(session_factory, settings, match_id, ran, send_matches, rng)
+
+
+@dataclass
+class Played:
+    """A match played under a claim, its result not stored yet."""
+
+    claim: Claim
+    log: Mapping[str, Any]
+    stderr: list[str | None]
+    started: float  # time.monotonic() when its run began
+
+
+def settle(
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    played: Played,
+    send_matches: SendMatches | None,
+    rng: random.Random | None = None,
+) -> Outcome:
+    """Store a played match's result (``finish_claim``), then ``follow_up``."""
+    outcome = _store(session_factory, played)
+    return _followed(session_factory, settings, played.claim.match_id, outcome, send_matches, rng)
+
+
+def _followed(
+    session_factory: sessionmaker[Session],
+    settings: Settings,
+    match_id: int,
+    outcome: Outcome,
+    send_matches: SendMatches | None,
+    rng: random.Random | None,
+) -> Outcome:
     if send_matches is not None and outcome.status in ("finished", "duplicate", "failed"):
         outcome.follow_ups = follow_up(
             session_factory,
@@ -213,7 +265,9 @@ def run_match(
 
 def _run(
     session_factory: sessionmaker[Session], settings: Settings, match_id: int, worker: str | None
-) -> Outcome:
+) -> Outcome | Played:
+    """Claim and play the match: what was played, or the outcome of a run that ended
+    before there was a result to store."""
     started = time.monotonic()
     try:
         sb = sandbox_for(settings)
@@ -290,6 +344,12 @@ def _run(
         fail_claim(session_factory, claim, error_sentence(error), blame=settings.suspend_after)
         _settled(match_id, "failed", started, error=error_sentence(error))
         return Outcome("failed")
+    return Played(claim, log, stderr, started)
+
+
+def _store(session_factory: sessionmaker[Session], played: Played) -> Outcome:
+    claim, log, stderr = played.claim, played.log, played.stderr
+    match_id = claim.match_id
     try:
         stored = finish_claim(session_factory, claim, log, stderr)
     except DBAPIError:
@@ -300,11 +360,11 @@ def _run(
     except Exception as exc:  # a log that does not replay, ...
         logger.exception("match %s: its result was refused", match_id)
         fail_claim(session_factory, claim, error_sentence(exc))
-        _settled(match_id, "failed", started, error=error_sentence(exc))
+        _settled(match_id, "failed", played.started, error=error_sentence(exc))
         return Outcome("failed")
     if not stored:
         return Outcome("duplicate")
-    _settled(match_id, "finished", started, faults=len(log.get("faults", [])))
+    _settled(match_id, "finished", played.started, faults=len(log.get("faults", [])))
     return Outcome("finished")
 
 

@@ -176,6 +176,9 @@ def refill_ladder(
         )
         if not tables:
             return []
+        # The seated versions in one query: ``create_match`` then finds each in the session.
+        seated = {c.version_id for table in tables for c in table}
+        session.scalars(select(AgentVersion).where(AgentVersion.id.in_(seated))).all()
         created = [
             results.create_match(
                 session,

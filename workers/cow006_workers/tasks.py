@@ -1,7 +1,8 @@
 """The Celery tasks, by the names the platform sends them with.
 
 =========================  ===============================================================
-``cow006.run_match``       play a queued match under a lease, store its result once
+``cow006.run_match``       play a queued match under a lease, store its result once (while
+                           the next match plays: ``writebehind``)
 ``cow006.validate_version`` validate a pending version (its smoke match)
 ``cow006.schedule``        the beat's tick: refill the open ladders' queues, advance leagues
 ``cow006.reap``            the beat's tick: send again what a dead worker or a lost queue
@@ -28,7 +29,7 @@ from cow006_platform.db import session_scope
 from cow006_platform.models import Match
 from cow006_platform.settings import Settings
 
-from . import runs, scheduler, validation
+from . import runs, scheduler, validation, writebehind
 from .celery_app import app
 from .context import get_context
 
@@ -78,7 +79,12 @@ def send_validations(version_ids: list[int]) -> None:
 def run_match(match_id: int) -> str:
     """Play match ``match_id`` (see ``runs.run_match``); one word says what happened."""
     ctx = get_context()
-    return runs.run_match(ctx.session_factory, ctx.settings, int(match_id), send_matches).status
+    # The result is stored while the next match plays, where this process plays one match at
+    # a time (``writebehind``).
+    writer = writebehind.for_task(ctx.settings.write_behind)
+    return runs.run_match(
+        ctx.session_factory, ctx.settings, int(match_id), send_matches, writer=writer
+    ).status
 
 
 @app.task(name=tasknames.VALIDATE_TASK, ignore_result=True)
