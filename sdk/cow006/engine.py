@@ -484,7 +484,7 @@ def end_turn(state: State) -> None:
 def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[Take]:
     """Place the revealed cards of this turn in ascending order; ends the turn."""
     takes = _settle(state, order, state.revealed[-1], choose_row)
-    end_turn(state)
+    state.turn += 1  # end_turn, without its call: the runner ends every turn here
     return takes
 
 
