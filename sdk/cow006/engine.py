@@ -288,6 +288,45 @@ def _begin(state: State, hands: list[list[int]], rows: list[list[int]], turn: in
     state.revealed = []
 
 
+# ``m.bit_length()`` for every m up to the deck's size, read by ``_sample``.
+_BITS = tuple(m.bit_length() for m in range(DECK_SIZE + 1))
+
+# ``random.Random``, once a deal has looked it up: the bot side never deals, and does not
+# import ``random`` for the engine's sake.
+_plain_random: type | None = None
+
+
+def _random_type() -> type:
+    global _plain_random
+    import random
+
+    _plain_random = random.Random
+    return _plain_random
+
+
+def _sample(rng: random.Random, k: int) -> list[int]:
+    """``rng.sample(range(1, 105), k)`` for a ``random.Random`` itself (not a subclass): the
+    same calls of its ``getrandbits``, in the same order, so the same cards, without a Python
+    call per card (``Random._randbelow``, which ``sample`` calls for each).
+
+    ``Random.sample`` (CPython 3.11 to 3.13, unchanged) draws from a pool of the deck when
+    the pool is smaller than a set of ``k`` (always, for a deal: ``k`` > 5 makes the set at
+    least 277 entries), and ``_randbelow(m)`` is ``getrandbits(m.bit_length())`` drawn again
+    while it is ``m`` or more.  ``tests/sdk/test_engine.py`` holds the two to the same cards.
+    """
+    getrandbits = rng.getrandbits
+    bits = _BITS
+    pool = list(_DECK)
+    out = []
+    for m in range(DECK_SIZE, DECK_SIZE - k, -1):  # m = n - i: the cards not yet drawn
+        j = getrandbits(bits[m])
+        while j >= m:
+            j = getrandbits(bits[m])
+        out.append(pool[j])
+        pool[j] = pool[m - 1]  # the last undrawn card takes the drawn one's place
+    return out
+
+
 def deal_round(state: State, rng: random.Random) -> None:
     """Start the next round with a fresh deal from ``rng`` (``deal``): nothing to check."""
     # ``_begin(state, *deal(rng, n), 0)`` written out (every round of every match starts here):
@@ -295,7 +334,10 @@ def deal_round(state: State, rng: random.Random) -> None:
     # straight from the four starters (one card each) instead of through ``rule_rows``.
     n = state.n_players
     base = n * HAND_SIZE
-    drawn = rng.sample(_DECK, base + N_ROWS)
+    if type(rng) is (_plain_random or _random_type()):
+        drawn = _sample(rng, base + N_ROWS)
+    else:  # a subclass may draw otherwise (its own ``random``, ``getrandbits`` or ``sample``)
+        drawn = rng.sample(_DECK, base + N_ROWS)
     starters = drawn[base:]
     ends = sorted(starters)
     state.round += 1
