@@ -283,7 +283,7 @@ class MatchRunner:
         # No seat's agent has its own ``take_row``: every seat takes the cheapest row (so does
         # a forfeited seat's fallback), which the engine finds itself, with no call.
         choose_row = None if all(self._default_take_row) else self._choose_row
-        resolve = engine.resolve
+        settle = engine.settle
         revealed = st.revealed  # this round's (``engine.deal_round`` makes a new list)
         lazy = self._lazy
         # What the views of a turn share, kept as tuples between the turns that change them:
@@ -350,9 +350,10 @@ class MatchRunner:
                 cards.append(card)
             # The turn's cards are revealed: they have left the hands (above), and the state
             # keeps this very list as the turn's reveal, which is also the log's (nothing
-            # changes either): ``engine.play_turn``'s reveal without a check, a copy or a call.
+            # changes either): ``engine.play_turn`` without a check, a copy or a call of its own.
             revealed.append(cards)
-            takes = resolve(st, sorted(range(n), key=cards.__getitem__), choose_row)
+            takes = settle(st, sorted(range(n), key=cards.__getitem__), cards, choose_row)
+            st.turn += 1  # ``engine.end_turn``, without its call
             if takes:
                 penalties = tuple(st.penalties)
             # The log's copy of the rows, which is also the next turn's table's: the table has

@@ -463,17 +463,22 @@ def reveal(state: State, cards: Sequence[int], checked: bool = False) -> list[in
 
 def place(state: State, seat: int, card: int, choose_row: ChooseRow) -> Take | None:
     """Resolve one revealed card by the rule (``lay``); returns the take it caused, if any."""
-    takes = _settle(state, (seat,), {seat: card}, choose_row)
+    takes = settle(state, (seat,), {seat: card}, choose_row)
     return takes[0] if takes else None
 
 
-def _settle(
+def settle(
     state: State,
     seats: Sequence[int],
     cards: Sequence[int] | Mapping[int, int],
     choose_row: ChooseRow,
 ) -> list[Take]:
-    """Place the card of each of ``seats`` (in that order, ascending cards) by the rule."""
+    """Place the card of each of ``seats`` (in that order, ascending cards) by the rule.
+
+    The cards are revealed (``reveal``): ``resolve`` and ``place`` come here, and so does the
+    runner, which reveals a turn's cards itself as it checks them; ending the turn
+    (``end_turn``) is the caller's.
+    """
     ends, sizes, heads = state.ends, state.sizes, state.heads
     by_end, rows = state.by_end, state.rows
     takes: list[Take] = []
@@ -525,8 +530,8 @@ def end_turn(state: State) -> None:
 
 def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[Take]:
     """Place the revealed cards of this turn in ascending order; ends the turn."""
-    takes = _settle(state, order, state.revealed[-1], choose_row)
-    state.turn += 1  # end_turn, without its call: the runner ends every turn here
+    takes = settle(state, order, state.revealed[-1], choose_row)
+    end_turn(state)
     return takes
 
 
@@ -546,7 +551,7 @@ def play_turn(
         order = sorted(range(len(cards)), key=cards.__getitem__)
     else:
         order = reveal(state, cards, checked)  # it raises, or checks the cards
-    takes = _settle(state, order, state.revealed[-1], choose_row)
+    takes = settle(state, order, state.revealed[-1], choose_row)
     state.turn += 1  # end_turn
     return takes
 
