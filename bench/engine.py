@@ -107,6 +107,48 @@ load of 11 to 13: median ratio to the reference new 0.715 / 0.727 / 0.731 / 0.73
 seven runs).  So about 2 to 4 per cent more matches a second, what the instructions say; the
 wall-clock target (0.8) is not met, on this machine and load at least: the reference loop
 gains more from a quiet cache than ``play_match`` does (above).
+
+2026-12-02, evening (the ``engine2`` branch, from main at ``4a81f42``): measured by ablation
+first, each piece of a turn cut from a copy of ``_play_turns`` (cachegrind as below, per
+match, main's runner: 3.667 M instructions, 7.5 thousand instruction- and 15.2 thousand
+data-cache misses): the log's row copies 112 thousand instructions, the turn's dict 70, the
+reveal's copy with ``play_turn``'s call 77, ``tuple(hand)`` 62, the ``pending`` list 34;
+all of them together would have made the wall-clock ratio 0.844 (0.723 with none, same
+process).  Kept, of what the log's contract and the views allow:
+
+* a seat's card leaves its hand as the runner checks it (``hand.remove`` after the ``in``
+  test), so a turn needs neither ``reveal``'s ``any(map(list.remove, ...))`` nor its checks;
+  the state keeps the runner's own ``cards`` list as the turn's reveal (it is the log's
+  turn's ``cards`` too; nothing changes either), and the runner calls ``engine.settle``
+  (was ``_settle``) and ends the turn itself: no ``list(cards)``, no ``play_turn`` frame;
+* ``engine.deal_round`` draws a plain ``random.Random``'s cards itself (``engine._sample``):
+  the same ``getrandbits`` calls in the same order as ``Random.sample`` (CPython 3.11 to 3.13
+  have the same algorithm), so the same deals, without ``_randbelow``'s Python call per card
+  (44 a round); a subclass of ``Random`` still draws through its own ``sample``.  This part
+  makes the deal cheaper than the reference loop's ``rng.sample``: the SDK now runs fewer
+  instructions a match than the reference, so the ratio below no longer measures the
+  runner's overhead alone (without it, the runner's part reaches 0.77, see below).
+
+Instructions and first-level misses a match (``PYTHONHASHSEED=0 valgrind --tool=cachegrind
+--cache-sim=yes python bench/engine.py --play 200``, minus ``--play 0``):
+
+    play_match      main 3.667 M, 7.5 K I1, 15.2 K D1    new 3.215 M, 4.8 K I1, 12.5-13.1 K D1
+    reference loop       3.253 M, 2.9 K I1,  3.2 K D1
+
+Logs are byte-identical (``python bench/engine_logs.py 2000 OUT``: sha256 ``87ab7223...64c0``
+before and after, ``cmp`` equal).  Wall clock, the machine at a load average of 2.2 to 3.7
+(the lead's and another helper's work on the other core), under ``nice -n 19``:
+``python bench/engine.py --json`` three times, ratio 0.843 / 0.840 / 0.839 (3,300 to 3,358
+matches/s against 3,939 to 3,982); ``python bench/engine_oldnew.py /tmp/engold`` (main's
+``sdk`` from ``git archive``), 15 runs: median new / reference 0.835, main / reference 0.731,
+new / main 1.144; against the first commit alone (the runner's part, ``1298c4b``): that
+commit / reference 0.769, new / it 1.076 (the deal, and ``settle`` called directly).
+
+Tried and left out: the log's rows copied only when they change (a row changed iff its last
+card did; 2.2 of the 4 rows change in a turn of 4 random players), with the test written out
+per row: 48 thousand instructions a match more, not fewer, and no fewer misses (the four
+comparisons cost more than the 1.8 copies they save); the ``pending`` list cut to five
+slots: 10 thousand instructions (0.3 %), not worth a second layout of it.
 """
 
 from __future__ import annotations

@@ -283,7 +283,8 @@ class MatchRunner:
         # No seat's agent has its own ``take_row``: every seat takes the cheapest row (so does
         # a forfeited seat's fallback), which the engine finds itself, with no call.
         choose_row = None if all(self._default_take_row) else self._choose_row
-        play_turn = engine.play_turn
+        settle = engine.settle
+        revealed = st.revealed  # this round's (``engine.deal_round`` makes a new list)
         lazy = self._lazy
         # What the views of a turn share, kept as tuples between the turns that change them:
         # the totals change once a round, this round's penalties only with a take.
@@ -306,7 +307,7 @@ class MatchRunner:
                 before,
                 scores,
                 penalties,
-                st.revealed,  # the turns so far (the engine's): a table takes its first ones
+                revealed,  # the turns so far (the engine's): a table takes its first ones
                 played,
                 starters,
                 st.round,
@@ -331,6 +332,9 @@ class MatchRunner:
                         view.time_left = view.card = view.current = None
                         card = plays[seat](view)
                         if type(card) is int and card in hand:
+                            # The card leaves the hand here, as it is checked (what the engine's
+                            # ``reveal`` does for the whole turn): only this seat reads its hand.
+                            hand.remove(card)
                             cards.append(card)
                             continue
                         if type(card) is not int:
@@ -341,9 +345,15 @@ class MatchRunner:
                         engine.check_card(st, seat, card)
                     except (Exception, SystemExit) as exc:
                         self._guard(seat, exc)
-                cards.append(fallback_card(hand))
-            # Each card is an int in its seat's hand (the test above, or the fallback's own).
-            takes = play_turn(st, cards, choose_row, True)
+                card = fallback_card(hand)
+                hand.remove(card)
+                cards.append(card)
+            # The turn's cards are revealed: they have left the hands (above), and the state
+            # keeps this very list as the turn's reveal, which is also the log's (nothing
+            # changes either): ``engine.play_turn`` without a check, a copy or a call of its own.
+            revealed.append(cards)
+            takes = settle(st, sorted(range(n), key=cards.__getitem__), cards, choose_row)
+            st.turn += 1  # ``engine.end_turn``, without its call
             if takes:
                 penalties = tuple(st.penalties)
             # The log's copy of the rows, which is also the next turn's table's: the table has

@@ -288,6 +288,45 @@ def _begin(state: State, hands: list[list[int]], rows: list[list[int]], turn: in
     state.revealed = []
 
 
+# ``m.bit_length()`` for every m up to the deck's size, read by ``_sample``.
+_BITS = tuple(m.bit_length() for m in range(DECK_SIZE + 1))
+
+# ``random.Random``, once a deal has looked it up: the bot side never deals, and does not
+# import ``random`` for the engine's sake.
+_plain_random: type | None = None
+
+
+def _random_type() -> type:
+    global _plain_random
+    import random
+
+    _plain_random = random.Random
+    return _plain_random
+
+
+def _sample(rng: random.Random, k: int) -> list[int]:
+    """``rng.sample(range(1, 105), k)`` for a ``random.Random`` itself (not a subclass): the
+    same calls of its ``getrandbits``, in the same order, so the same cards, without a Python
+    call per card (``Random._randbelow``, which ``sample`` calls for each).
+
+    ``Random.sample`` (CPython 3.11 to 3.13, unchanged) draws from a pool of the deck when
+    the pool is smaller than a set of ``k`` (always, for a deal: ``k`` > 5 makes the set at
+    least 277 entries), and ``_randbelow(m)`` is ``getrandbits(m.bit_length())`` drawn again
+    while it is ``m`` or more.  ``tests/sdk/test_engine.py`` holds the two to the same cards.
+    """
+    getrandbits = rng.getrandbits
+    bits = _BITS
+    pool = list(_DECK)
+    out = []
+    for m in range(DECK_SIZE, DECK_SIZE - k, -1):  # m = n - i: the cards not yet drawn
+        j = getrandbits(bits[m])
+        while j >= m:
+            j = getrandbits(bits[m])
+        out.append(pool[j])
+        pool[j] = pool[m - 1]  # the last undrawn card takes the drawn one's place
+    return out
+
+
 def deal_round(state: State, rng: random.Random) -> None:
     """Start the next round with a fresh deal from ``rng`` (``deal``): nothing to check."""
     # ``_begin(state, *deal(rng, n), 0)`` written out (every round of every match starts here):
@@ -295,7 +334,10 @@ def deal_round(state: State, rng: random.Random) -> None:
     # straight from the four starters (one card each) instead of through ``rule_rows``.
     n = state.n_players
     base = n * HAND_SIZE
-    drawn = rng.sample(_DECK, base + N_ROWS)
+    if type(rng) is (_plain_random or _random_type()):
+        drawn = _sample(rng, base + N_ROWS)
+    else:  # a subclass may draw otherwise (its own ``random``, ``getrandbits`` or ``sample``)
+        drawn = rng.sample(_DECK, base + N_ROWS)
     starters = drawn[base:]
     ends = sorted(starters)
     state.round += 1
@@ -421,17 +463,22 @@ def reveal(state: State, cards: Sequence[int], checked: bool = False) -> list[in
 
 def place(state: State, seat: int, card: int, choose_row: ChooseRow) -> Take | None:
     """Resolve one revealed card by the rule (``lay``); returns the take it caused, if any."""
-    takes = _settle(state, (seat,), {seat: card}, choose_row)
+    takes = settle(state, (seat,), {seat: card}, choose_row)
     return takes[0] if takes else None
 
 
-def _settle(
+def settle(
     state: State,
     seats: Sequence[int],
     cards: Sequence[int] | Mapping[int, int],
     choose_row: ChooseRow,
 ) -> list[Take]:
-    """Place the card of each of ``seats`` (in that order, ascending cards) by the rule."""
+    """Place the card of each of ``seats`` (in that order, ascending cards) by the rule.
+
+    The cards are revealed (``reveal``): ``resolve`` and ``place`` come here, and so does the
+    runner, which reveals a turn's cards itself as it checks them; ending the turn
+    (``end_turn``) is the caller's.
+    """
     ends, sizes, heads = state.ends, state.sizes, state.heads
     by_end, rows = state.by_end, state.rows
     takes: list[Take] = []
@@ -483,7 +530,7 @@ def end_turn(state: State) -> None:
 
 def resolve(state: State, order: Sequence[int], choose_row: ChooseRow) -> list[Take]:
     """Place the revealed cards of this turn in ascending order; ends the turn."""
-    takes = _settle(state, order, state.revealed[-1], choose_row)
+    takes = settle(state, order, state.revealed[-1], choose_row)
     end_turn(state)
     return takes
 
@@ -504,7 +551,7 @@ def play_turn(
         order = sorted(range(len(cards)), key=cards.__getitem__)
     else:
         order = reveal(state, cards, checked)  # it raises, or checks the cards
-    takes = _settle(state, order, state.revealed[-1], choose_row)
+    takes = settle(state, order, state.revealed[-1], choose_row)
     state.turn += 1  # end_turn
     return takes
 

@@ -342,6 +342,31 @@ def test_deal_round_starts_the_round_the_rng_deals() -> None:
     assert [rows[i][0] for i in state.by_end] == state.ends
 
 
+@pytest.mark.parametrize("n", [2, 4, 10])
+def test_deal_round_draws_what_random_sample_draws(n: int) -> None:
+    # deal_round draws a plain Random's cards itself (engine._sample): the same cards as
+    # Random.sample, and the generator left where sample leaves it, for every seed tried.
+    for seed in range(300):
+        state, rng, same = engine.new_match(n), random.Random(seed), random.Random(seed)
+        engine.deal_round(state, rng)
+        assert (state.hands, state.rows) == engine.deal(same, n)
+        assert rng.getstate() == same.getstate()
+
+
+class _Halves(random.Random):
+    """A generator of its own (its ``random`` overridden): ``sample`` draws through it."""
+
+    def random(self) -> float:
+        return 0.5 * super().random()
+
+
+def test_deal_round_lets_a_random_subclass_draw_its_own_way() -> None:
+    state = engine.new_match(4)
+    engine.deal_round(state, _Halves(7))
+    assert (state.hands, state.rows) == engine.deal(_Halves(7), 4)
+    assert (state.hands, state.rows) != engine.deal(random.Random(7), 4)
+
+
 # -- scoring ------------------------------------------------------------------------------
 
 
