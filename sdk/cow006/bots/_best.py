@@ -38,6 +38,9 @@ from ._montecarlo import MonteCarloBot, _rollout
 # seen): random plays about 0.0, montecarlo-v1 about 0.25, safe about 0.7, greedy 1.0.  The
 # top value is below 1 so that one odd card does not rule a greedy seat out.
 FRACTIONS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.97)
+# How many expected 6th cards of evidence the prior ``avoid`` weighs in ``BestBot.avoid_odds``
+# (a round is worth about 1.2 of them).
+AVOID_WEIGHT = 2.0
 
 
 def model_turn(
@@ -239,6 +242,33 @@ def greedy_rates(entry: dict[str, Any], agree: list[int], turns: list[int]) -> N
         agree[s] += sum(g for g, _ in seen)
 
 
+def makes_sixth(ends: list[int], lens: list[int], c: int) -> bool:
+    """Whether card ``c`` would be the 6th card of its row on the sorted rows."""
+    i = ends_below(ends, c) - 1
+    return i >= 0 and lens[i] == ROW_LIMIT
+
+
+def sixth_turns(entry: dict[str, Any]) -> list[list[tuple[bool, float]]]:
+    """Per seat, the turns of a round: (was its card a 6th card, its hand's share of such cards).
+
+    Over many turns, the first summed is about the second summed for a seat that plays at
+    random, and less for one that avoids a 6th card.  Turns with one card left are left out.
+    """
+    hands = [list(h) for h in entry["hands"]]
+    rows = entry["rows"]
+    out: list[list[tuple[bool, float]]] = [[] for _ in hands]
+    for turn in entry["turns"]:
+        ends, lens, _, _ = rule_rows(rows)
+        cards = turn["cards"]
+        for s, hand in enumerate(hands):
+            if len(hand) > 1:
+                share = sum(makes_sixth(ends, lens, c) for c in hand) / len(hand)
+                out[s].append((makes_sixth(ends, lens, cards[s]), share))
+            hand.remove(cards[s])
+        rows = turn["rows"]
+    return out
+
+
 class BestBot(MonteCarloBot):
     """``montecarlo-v1`` whose sampled opponents play greedily, as far as they are seen to.
 
@@ -274,10 +304,12 @@ class BestBot(MonteCarloBot):
         every_turn: bool = True,
         live: bool = True,
         avoid: float = 0.0,
+        learn_avoid: bool = False,
     ) -> None:
         super().__init__(samples, batch, z, max_factor, endgame, win_weight)
         self.cap, self.lo, self.hi, self.prior = cap, lo, hi, prior
         self.every_turn, self.live, self.avoid = every_turn, live, avoid
+        self.learn_avoid = learn_avoid
         self._slots: list[int] = []  # the greedy slots of the current sample
         self._avoiding: list[int] = []  # its slots that avoid a 6th card (``model_avoid``)
         self._seat = 0
@@ -288,6 +320,10 @@ class BestBot(MonteCarloBot):
         self._past: list[list[float]] = []
         self._now: list[list[float]] = []
         self._now_turns: list[int] = []
+        # Per seat: [6th cards laid, 6th cards a random player would have laid] (``sixth_turns``),
+        # of the finished rounds and of the round being played.
+        self._sixth_past: list[list[float]] = []
+        self._sixth_now: list[list[float]] = []
         # (round, turn, rows, hand size) at this seat's last ``play``: the turn to score next.
         self._last: tuple[int, int, Any, int] | None = None
 
@@ -298,17 +334,20 @@ class BestBot(MonteCarloBot):
         self._agree = [0] * n
         self._turns = [0] * n
         self._past = [[0.0] * len(FRACTIONS) for _ in range(n)]
+        self._sixth_past = [[0.0, 0.0] for _ in range(n)]
         self._forget_round(n)
 
     def _forget_round(self, n: int) -> None:
         self._now = [[0.0] * len(FRACTIONS) for _ in range(n)]
         self._now_turns = [0] * n
+        self._sixth_now = [[0.0, 0.0] for _ in range(n)]
         self._last = None
 
     def on_round_end(self, result: dict[str, Any]) -> None:
         n = len(self._past)
         try:
             seen = greedy_turns(result)
+            sixth = sixth_turns(result)
             if len(seen) != n:
                 raise ValueError("not this match's seats")
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
@@ -320,6 +359,10 @@ class BestBot(MonteCarloBot):
             for g, h in turns:
                 for k, x in enumerate(turn_loglik(1.0 if g else 0.0, h)):
                     acc[k] += x
+            tally = self._sixth_past[s]
+            for laid, share in sixth[s]:
+                tally[0] += laid
+                tally[1] += share
         self._forget_round(n)
 
     def play(self, view: View) -> int:
@@ -348,6 +391,8 @@ class BestBot(MonteCarloBot):
         cards = view.revealed[t]
         ends, lens, hs, _ = rule_rows(rows)
         pool = view.unseen()
+        # The share of 6th cards among the cards a seat might have held (the pool and its card).
+        sixths = sum(makes_sixth(ends, lens, c) for c in pool)
         for s in range(n):
             if s != self._seat and h > 1:
                 g = greedy_chance(ends, lens, hs, cards[s], pool, h - 1)
@@ -355,6 +400,10 @@ class BestBot(MonteCarloBot):
                 for k, x in enumerate(turn_loglik(g, h)):
                     acc[k] += x
                 self._now_turns[s] += 1
+                laid = makes_sixth(ends, lens, cards[s])
+                tally = self._sixth_now[s]
+                tally[0] += laid
+                tally[1] += (sixths + laid) / (len(pool) + 1)
 
     def greedy_counts(self) -> list[tuple[int, int]]:
         """Per seat, (greedy turns, counted turns) in the rounds of this match seen so far."""
@@ -434,8 +483,25 @@ class BestBot(MonteCarloBot):
         return sample
 
     def avoid_odds(self, n_players: int) -> list[float]:
-        """Per slot, the chance that a seat not modelled as greedy avoids a 6th card."""
-        return [self.avoid] * (n_players - 1)
+        """Per slot, the chance that a seat not modelled as greedy avoids a 6th card.
+
+        ``avoid`` for every seat; with ``learn_avoid`` it is the prior of an estimate per seat:
+        one less the ratio of the 6th cards it laid to those a random player would have laid
+        (``sixth_turns``), with ``AVOID_WEIGHT`` expected 6th cards' worth of the prior mixed in.
+        """
+        out = []
+        for seat in range(n_players):
+            if seat == self._seat:
+                continue
+            if not self.learn_avoid or seat >= len(self._sixth_past):
+                out.append(self.avoid)
+                continue
+            laid = self._sixth_past[seat][0] + self._sixth_now[seat][0]
+            expected = self._sixth_past[seat][1] + self._sixth_now[seat][1]
+            w = AVOID_WEIGHT
+            ratio = (laid + w * (1.0 - self.avoid)) / (expected + w)
+            out.append(min(1.0, max(0.0, 1.0 - ratio)))
+        return out
 
     def rollout(
         self,
