@@ -17,7 +17,15 @@ import cow006
 from cow006 import MatchInfo, View
 from cow006._view import Table
 from cow006.bots import BestBot, MonteCarloBot, make
-from cow006.bots._best import model_turn
+from cow006.bots._best import (
+    greedy_chance,
+    greedy_key,
+    greedy_share,
+    model_avoid,
+    model_turn,
+    sixth_turns,
+    turn_loglik,
+)
 from cow006.engine import rule_rows
 
 # The digest of ``_v1_digest()`` taken with the ``montecarlo`` bot (``MonteCarloBot()``) of
@@ -193,3 +201,86 @@ def test_best_ignores_a_round_entry_it_cannot_read() -> None:
     for bad in ({}, {"hands": [[1]], "rows": [[5]], "turns": [{"cards": [99]}]}, {"hands": 3}):
         best.on_round_end(bad)
         assert best._turns == [0, 0, 0, 0] and best._agree == [0, 0, 0, 0]
+
+
+def test_greedy_key_is_what_model_turn_minimises() -> None:
+    ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
+    hand = [15, 5, 52, 31, 80, 90, 3, 69]
+    pick = hand[:]
+    model_turn(ends, lens, hs, pick, 0, 1, [0])
+    assert pick[0] == min(hand, key=lambda c: greedy_key(ends, lens, hs, c)) == 31
+
+
+def test_greedy_chance_of_a_card_laid_from_an_unknown_hand() -> None:
+    ends, lens, hs, _ = rule_rows(((10,), (30,), (50,), (70,)))
+    pool = [12, 40, 45, 60, 90, 95]
+    # 31 (gap 1) beats every card of the pool: it is greedy whatever else the hand held.
+    assert greedy_chance(ends, lens, hs, 31, pool, 3) == 1.0
+    # 95 (gap 25) is the worst: none of the five other cards is worse.
+    assert greedy_chance(ends, lens, hs, 95, pool, 1) == 0.0
+    # 45 (gap 15): 60 (10) and 12 (2) and 40 (10) are better, 90 (20) and 95 (25) worse:
+    # both other cards from {90, 95} among the five others: 1 / C(5, 2).
+    assert greedy_chance(ends, lens, hs, 45, pool, 2) == pytest.approx(1 / 10)
+    # No other card in hand: always greedy.
+    assert greedy_chance(ends, lens, hs, 95, pool, 0) == 1.0
+
+
+def test_greedy_share_weighs_the_turns() -> None:
+    flat = greedy_share([0.0] * len(turn_loglik(1.0, 5)))
+    greedy = [sum(x) for x in zip(*[turn_loglik(1.0, 8) for _ in range(9)], strict=True)]
+    random = [sum(x) for x in zip(*[turn_loglik(0.0, 8) for _ in range(9)], strict=True)]
+    assert greedy_share(random) < 0.1 < flat < greedy_share(greedy)
+    assert greedy_share(greedy) > 0.9
+
+
+def test_model_avoid_plays_the_first_card_that_takes_no_row() -> None:
+    ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
+    # One seat, three turns: its sampled order is 15 (6th card), 16 (6th card), 5 (below).
+    opp = [15, 16, 5]
+    model_avoid(ends, lens, hs, opp, 0, 1, [0])
+    assert opp == [5, 16, 15]
+    # Two seats: slot 1's first card (31) already fits; slot 0 has only 6th cards.
+    opp = [15, 31, 16, 80]
+    model_avoid(ends, lens, hs, opp, 0, 2, [0, 1])
+    assert opp == [15, 31, 16, 80]
+
+
+def test_sixth_turns_counts_sixth_cards_from_a_round_entry() -> None:
+    entry = {
+        "rows": [[1, 2, 3, 4, 5], [30], [50], [70]],
+        "hands": [[6, 40], [31, 80]],
+        "turns": [
+            {"cards": [6, 31], "rows": [[6], [30, 31], [50], [70]]},
+            {"cards": [40, 80], "rows": [[6], [30, 31, 40], [50], [70, 80]]},
+        ],
+    }
+    # Seat 0 laid its one 6th card of two; seat 1 had none.  The last turn is left out.
+    assert sixth_turns(entry) == [[(True, 0.5)], [(False, 0.0)]]
+
+
+def test_best_tells_greedy_seats_apart_within_the_first_round() -> None:
+    seen: list[list[float]] = []
+
+    class Watching(BestBot):
+        def play(self, view: View) -> int:
+            card = super().play(view)
+            if view.round == 0 and view.turn == 6:
+                seen.append(self.model_odds(view.n_players))
+            return card
+
+    agents = [make("greedy"), Watching(samples=4), make("random"), make("greedy")]
+    cow006.play_match(agents, seed=12)
+    # Slots: seats 0, 2, 3.  Before any round log, the greedy seats are modelled already
+    # (from the cards they laid on turns 0 to 5), the random one not.
+    (odds,) = seen
+    assert odds[0] > 0.0 and odds[2] > 0.0 and odds[1] == 0.0
+
+
+def test_best_learns_how_often_a_seat_avoids_a_sixth_card() -> None:
+    best = BestBot(samples=4, avoid=0.6, learn_avoid=True)
+    agents = [best, make("random"), make("greedy"), make("random")]
+    cow006.play_match(agents, seed=21)
+    odds = best.avoid_odds(4)
+    # Random seats lay 6th cards as often as chance would: below the prior.
+    assert odds[0] < 0.6 and odds[2] < 0.6
+    assert BestBot(avoid=0.6).avoid_odds(4) == [0.6, 0.6, 0.6]
