@@ -96,7 +96,11 @@ def _after_flush(session: Session, _context: Any) -> None:
         if isinstance(obj, Match) and obj in session.dirty and not session.is_modified(obj):
             continue  # loaded and touched, nothing written
         if isinstance(obj, Match):
-            matches.add(obj.id)  # its seats' agents are tagged at commit
+            seats = obj.__dict__.get("seats")
+            if seats is not None:  # loaded (or just made): its agents are known
+                tags.update(f"agent:{s.agent_id}" for s in seats)
+            else:
+                matches.add(obj.id)  # its seats' agents are read at commit
         tags |= tags_of(obj)
 
 

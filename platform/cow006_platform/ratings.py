@@ -23,6 +23,7 @@ from typing import Any, overload
 import trueskill
 from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.orm.attributes import flag_modified
 
 from . import locks
 from .models import (
@@ -97,6 +98,10 @@ def conservative(mu: float | SQLNumber, sigma: float | SQLNumber) -> float | Col
     return mu - SPREAD * sigma
 
 
+# The columns of a rating that a match may leave as they were.
+_COUNTED = ("wins", "previous_rank", "tallied", "heads", "rounds", "faulted")
+
+
 def rate(
     env: trueskill.TrueSkill, ratings: Sequence[trueskill.Rating], ranks: Sequence[int]
 ) -> list[trueskill.Rating]:
@@ -137,6 +142,7 @@ def apply_match(session: Session, match: Match) -> bool:
             .execution_options(populate_existing=True)
         )
     }
+    existing_rows = set(existing.values())
     rows: list[Rating] = []
     for vid in version_ids:
         row = existing.get(vid)
@@ -171,6 +177,11 @@ def apply_match(session: Session, match: Match) -> bool:
             row.heads = (row.heads or 0) + int(scores[seat.seat])
             row.rounds = (row.rounds or 0) + int(match.rounds)
             row.faulted = (row.faulted or 0) + (1 if seat.faults else 0)
+        if row in existing_rows:
+            # Every row's UPDATE names the same columns, even those whose value stayed (a
+            # loser's wins): the four rows then go in one statement instead of two or three.
+            for name in _COUNTED:
+                flag_modified(row, name)
         session.add(
             RatingPoint(
                 ladder_id=ladder.id,

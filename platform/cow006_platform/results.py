@@ -99,11 +99,27 @@ def finish_match(
     Raises ``cow006.LogError`` for a log that does not replay, ValueError for one that does
     not fit the match (number of seats); nothing is stored then.
     """
+    return store_result(session, match_id, log, stderr) is not None
+
+
+def store_result(
+    session: Session,
+    match_id: int,
+    log: Mapping[str, Any],
+    stderr: list[str | None],
+    *,
+    attempt: int | None = None,
+) -> Match | None:
+    """``finish_match``, returning the match stored (None: nothing changed), and with
+    ``attempt`` only while that is still the match's (a later run took it over otherwise:
+    the fencing token of ``cow006_workers.lease``)."""
     match = locks.lock(session, Match, match_id)
     if match is None:
         raise ValueError(f"no match {match_id}")
     if match.status is MatchStatus.finished:
-        return False
+        return None
+    if attempt is not None and match.attempts != attempt:
+        return None
     seats = sorted(match.seats, key=lambda s: s.seat)
     players = log.get("players") if isinstance(log, dict) else None
     if not isinstance(players, list) or len(players) != len(seats):
@@ -147,7 +163,7 @@ def finish_match(
     suspension.record_finished(session, match)
     if match.kind is MatchKind.ladder and match.rated and match.ladder_id is not None:
         ratings.apply_match(session, match)
-    return True
+    return match
 
 
 def store_validation(

@@ -41,7 +41,7 @@ from cow006 import Agent
 from cow006 import sandbox as cow_sandbox
 from cow006_platform import locks, results, workclasses
 from cow006_platform.db import session_scope
-from cow006_platform.models import Match, MatchKind, MatchStatus
+from cow006_platform.models import Match, MatchKind
 from cow006_platform.settings import Settings
 
 from . import scheduler
@@ -107,9 +107,12 @@ def finish_claim(
     claim: Claim,
     log: Mapping[str, Any],
     stderr: list[str | None],
+    then: Callable[[Session, Match], None] | None = None,
 ) -> bool:
     """Store the result of a claimed run (``results.finish_match``), exactly once; False if
     it was not stored: the match is settled, or another run has taken it over since.
+    ``then(session, match)`` runs in the same transaction once the result is in (what
+    follows the match, ``follow_up_stored``), before the commit.
 
     A failure to store a result is never the match's fault: if the database refuses the
     result (a value it cannot hold, which cleaning should have made impossible), it is stored
@@ -117,7 +120,7 @@ def finish_claim(
     that is away raises (DBAPIError): the caller leaves the match for a later run.
     """
     try:
-        return _store_claim(session_factory, claim, (log, stderr))
+        return _store_claim(session_factory, claim, (log, stderr), then)
     except DBAPIError as exc:
         if not refused(exc):
             raise
@@ -126,18 +129,23 @@ def finish_claim(
             claim.match_id,
             type(exc.orig).__name__ if exc.orig is not None else type(exc).__name__,
         )
-        return _store_claim(session_factory, claim, scrub_result(log, stderr))
+        return _store_claim(session_factory, claim, scrub_result(log, stderr), then)
 
 
-def _store_claim(session_factory: sessionmaker[Session], claim: Claim, result: Result) -> bool:
+def _store_claim(
+    session_factory: sessionmaker[Session],
+    claim: Claim,
+    result: Result,
+    then: Callable[[Session, Match], None] | None,
+) -> bool:
     log, stderr = result
     with session_scope(session_factory) as session:
-        match = locks.lock(session, Match, claim.match_id)
-        if match is None or match.status is MatchStatus.finished:
-            return False
-        if match.attempts != claim.attempt:
-            return False  # a later run owns the match now: its result is the one to keep
-        return results.finish_match(session, claim.match_id, log, stderr)
+        # Only while this run's attempt is still the match's: a later run owns it otherwise,
+        # and its result is the one to keep.
+        match = results.store_result(session, claim.match_id, log, stderr, attempt=claim.attempt)
+        if match is not None and then is not None:
+            then(session, match)
+        return match is not None
 
 
 def fail_claim(
@@ -236,9 +244,62 @@ def settle(
     send_matches: SendMatches | None,
     rng: random.Random | None = None,
 ) -> Outcome:
-    """Store a played match's result (``finish_claim``), then ``follow_up``."""
-    outcome = _store(session_factory, played)
-    return _followed(session_factory, settings, played.claim.match_id, outcome, send_matches, rng)
+    """Store a played match's result (``finish_claim``) with what follows it
+    (``follow_up_stored``) in the same transaction, and send the matches that created."""
+    if send_matches is None:  # this match alone: its follow-ups are left to the scheduler
+        return _store(session_factory, played)
+    follow = FollowUp(settings, rng)
+    outcome = _store(session_factory, played, follow)
+    if outcome.status != "finished":
+        return _followed(
+            session_factory, settings, played.claim.match_id, outcome, send_matches, rng
+        )
+    if follow.league_id is not None:  # a league's next round: rare, in its own transaction
+        try:
+            follow.created += scheduler.advance_league(session_factory, follow.league_id)
+        except Exception:  # the scheduler's next tick does the same work
+            logger.exception("the work after match %s failed", played.claim.match_id)
+    if follow.created:
+        send_matches(follow.created)
+    outcome.follow_ups = follow.created
+    return outcome
+
+
+class FollowUp:
+    """What follows a finished match, done in the transaction that stored it (``then`` of
+    ``finish_claim``): a ladder's refill once a quarter of its queue is missing, held
+    challenges admitted to the slot that came free; a league's next round is left to the
+    caller (``league_id``).  They run in a savepoint, so that their failure (logged; the
+    scheduler's tick does the same work) never loses the stored result.  One transaction
+    for the result and its follow-ups: a finished match pays one commit, not four, and the
+    ladder's lock, taken to rate it, is the one its refill needs."""
+
+    def __init__(self, settings: Settings, rng: random.Random | None) -> None:
+        self.settings = settings
+        self.rng = rng
+        self.created: list[int] = []
+        self.league_id: int | None = None
+
+    def __call__(self, session: Session, match: Match) -> None:
+        if match.kind is MatchKind.league:
+            self.league_id = match.league_id
+        ladder_id = match.ladder_id if match.kind is MatchKind.ladder and match.rated else None
+        created: list[int] = []
+        try:
+            with session.begin_nested():
+                if ladder_id is not None:
+                    created += self._refill(session, ladder_id)
+                created += workclasses.admit_challenges(session, self.settings)
+        except Exception:  # the scheduler's next tick does the same work
+            logger.exception("the work after match %s failed", match.id)
+            return
+        self.created += created
+
+    def _refill(self, session: Session, ladder_id: int) -> list[int]:
+        depth = self.settings.ladder_queue_depth
+        if not scheduler.refill_due(session, ladder_id, depth, refill_batch(depth)):
+            return []
+        return scheduler.fill_ladder(session, ladder_id, depth, self.rng)
 
 
 def _followed(
@@ -347,11 +408,15 @@ def _run(
     return Played(claim, log, stderr, started)
 
 
-def _store(session_factory: sessionmaker[Session], played: Played) -> Outcome:
+def _store(
+    session_factory: sessionmaker[Session],
+    played: Played,
+    then: Callable[[Session, Match], None] | None = None,
+) -> Outcome:
     claim, log, stderr = played.claim, played.log, played.stderr
     match_id = claim.match_id
     try:
-        stored = finish_claim(session_factory, claim, log, stderr)
+        stored = finish_claim(session_factory, claim, log, stderr, then)
     except DBAPIError:
         # The database is away (a refused value is stored with the bots' text replaced by
         # finish_claim itself): the lease runs out and the match is run again.

@@ -153,43 +153,58 @@ def refill_ladder(
     matches are missing: refills come in batches, each paying the ladder's lock and the
     candidates' query once for several matches (newcomers then wait for the beat's tick).
     """
-    rng = rng or random.Random()
     if min_batch > 1:
         with session_scope(session_factory) as session:  # a count, without the lock
-            if depth - _in_flight(session, ladder_id) < min_batch:
+            if not refill_due(session, ladder_id, depth, min_batch):
                 return []
     with session_scope(session_factory) as session:
-        ladder = locks.lock(session, Ladder, ladder_id)
-        if ladder is None or ladder.state is not LadderState.open:
-            return []
-        in_flight = _in_flight(session, ladder.id)
-        candidates = ladder_candidates(session, ladder)
-        tables = plan_matches(
-            candidates,
-            ladder.players,
-            max(0, depth - int(in_flight or 0)),
-            rng,
-            utcnow().timestamp(),
-            # One owner's versions share a table only where the ladder allows it (collusion).
-            distinct_owners=not ladder.allow_same_owner,
-            place_newcomers=True,
-        )
-        if not tables:
-            return []
-        # The seated versions in one query: ``create_match`` then finds each in the session.
-        seated = {c.version_id for table in tables for c in table}
-        session.scalars(select(AgentVersion).where(AgentVersion.id.in_(seated))).all()
-        created = [
-            results.create_match(
-                session,
-                kind=MatchKind.ladder,
-                version_ids=[c.version_id for c in table],
-                ladder_id=ladder.id,
-            ).id
-            for table in tables
-        ]
-    if created:
-        logger.info("ladder %s: %d matches queued", ladder_id, len(created))
+        return fill_ladder(session, ladder_id, depth, rng)
+
+
+def refill_due(session: Session, ladder_id: int, depth: int, min_batch: int) -> bool:
+    """Whether at least ``min_batch`` of the ladder's ``depth`` matches in flight are missing
+    (counted without the ladder's lock: ``fill_ladder`` counts again under it)."""
+    return depth - _in_flight(session, ladder_id) >= min_batch
+
+
+def fill_ladder(
+    session: Session, ladder_id: int, depth: int, rng: random.Random | None = None
+) -> list[int]:
+    """``refill_ladder``'s work in the caller's transaction, under the ladder's lock: the ids
+    of the matches created, to be sent once the caller has committed."""
+    rng = rng or random.Random()
+    ladder = locks.lock(session, Ladder, ladder_id)
+    if ladder is None or ladder.state is not LadderState.open:
+        return []
+    in_flight = _in_flight(session, ladder.id)
+    candidates = ladder_candidates(session, ladder)
+    tables = plan_matches(
+        candidates,
+        ladder.players,
+        max(0, depth - int(in_flight or 0)),
+        rng,
+        utcnow().timestamp(),
+        # One owner's versions share a table only where the ladder allows it (collusion).
+        distinct_owners=not ladder.allow_same_owner,
+        place_newcomers=True,
+    )
+    if not tables:
+        return []
+    # The seated versions in one query: ``create_match`` then finds each in the session's
+    # identity map, which keeps an object only while something refers to it (this list).
+    seated = {c.version_id for table in tables for c in table}
+    versions = session.scalars(select(AgentVersion).where(AgentVersion.id.in_(seated))).all()
+    created = [
+        results.create_match(
+            session,
+            kind=MatchKind.ladder,
+            version_ids=[c.version_id for c in table],
+            ladder_id=ladder.id,
+        ).id
+        for table in tables
+    ]
+    del versions
+    logger.info("ladder %s: %d matches queued", ladder_id, len(created))
     return created
 
 
