@@ -79,6 +79,38 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+# The last table a view was encoded from, and its part of a view's JSON: the seats' views of
+# one moment share their table (``View.table``), so a turn encodes it once, not per seat.
+_table_json: tuple[object, str] = (None, "")
+
+
+def view_json(view: View, time_left: float | None) -> str:
+    """``view.to_dict()`` with ``time_left`` set, as ``protocol.encode`` spells it."""
+    global _table_json
+    table = view.table
+    shared, middle = _table_json
+    if shared is not table:
+        fields = protocol.encode_json(
+            {
+                "rows": table.rows,
+                "scores": table.scores,
+                "penalties": table.penalties,
+                "revealed": table.revealed,
+                "starters": table.starters,
+                "round": table.round,
+                "turn": table.turn,
+                "n_players": table.n_players,
+            }
+        )
+        middle = fields[1:-1]
+        _table_json = (table, middle)
+    enc = protocol.encode_json
+    head = f'{{"seat":{enc(view.seat)},"hand":{enc(view.hand)},{middle},"time_left":'
+    if view.card is None:
+        return f"{head}{enc(time_left)}}}"
+    return f'{head}{enc(time_left)},"card":{enc(view.card)},"current":{enc(view.current or ())}}}'
+
+
 def default_name(path: str | Path) -> str:
     p = Path(path)
     return p.name if p.is_dir() else p.stem
@@ -118,6 +150,7 @@ class RemoteAgent(Agent):
         self._fd_in = self._fd_out = self._fd_err = -1
         self._rbuf = bytearray()  # stdout bytes not yet split into lines
         self._wbuf = bytearray()  # bytes queued for the bot's stdin
+        self._writing = False  # stdin is watched for room to write (the queue is not empty)
         self._err = bytearray()  # the first stderr_cap bytes of stderr
         self.stderr_dropped = 0
         self._out_eof = False
@@ -224,8 +257,9 @@ class RemoteAgent(Agent):
     def _close_stdin(self) -> None:
         proc = self._proc
         if proc is not None and proc.stdin is not None and not proc.stdin.closed:
-            if self._sel is not None and self._fd_in in self._sel.get_map():
+            if self._sel is not None and self._writing:
                 self._sel.unregister(self._fd_in)
+                self._writing = False
             with contextlib.suppress(OSError):
                 proc.stdin.close()
         self._in_broken = True
@@ -234,9 +268,13 @@ class RemoteAgent(Agent):
     # -- I/O -------------------------------------------------------------------------------
     def _queue(self, msg: dict[str, Any]) -> None:
         """Queue a message for the bot and write what the pipe takes now, without waiting."""
+        self._send(protocol.encode(msg))
+
+    def _send(self, line: bytes) -> None:
+        """Queue an encoded message (``_queue``)."""
         if self._in_broken or self._closed:
             return
-        self._wbuf += protocol.encode(msg)
+        self._wbuf += line
         self._write()
 
     def _write(self) -> None:
@@ -249,11 +287,12 @@ class RemoteAgent(Agent):
         except OSError:  # EPIPE: the bot closed its stdin or died; the reads will tell which
             self._close_stdin()
             return
-        registered = self._fd_in in self._sel.get_map()
-        if self._wbuf and not registered:
+        if self._wbuf and not self._writing:
             self._sel.register(self._fd_in, selectors.EVENT_WRITE)
-        elif not self._wbuf and registered:
+            self._writing = True
+        elif not self._wbuf and self._writing:
             self._sel.unregister(self._fd_in)
+            self._writing = False
 
     def _read(self, fd: int) -> bytes | None:
         """What ``fd`` holds now: None if nothing yet, b"" at its end (then it is no longer
@@ -442,10 +481,9 @@ class RemoteAgent(Agent):
         self._next_id += 1
         rid = self._next_id
         allowed = self.limits.decision + self.bank
-        d = view.to_dict()
-        d["time_left"] = round(allowed, 3)
+        request = protocol.request_line(kind, rid, view_json(view, round(allowed, 3)))
         start = time.monotonic()
-        self._queue(protocol.request(kind, rid, d))
+        self._send(request)
         if self._in_broken:  # the request cannot be delivered: the bot is gone or deaf
             proc = self._proc
             gone = self._out_eof or (proc is not None and proc.poll() is not None)
@@ -457,7 +495,7 @@ class RemoteAgent(Agent):
                 if line is None:
                     self.bank = 0.0
                     raise BotFault("timeout", f"no reply to {kind} #{rid} within {allowed:.2f} s")
-                msg = protocol.decode_line(line)
+                msg = protocol.decode_reply(line)
                 mid = msg.get("id")
                 if type(mid) is int and mid == rid:
                     break

@@ -181,9 +181,17 @@ def botlibs_dir() -> str | None:
     return os.path.realpath(named)
 
 
+_python: list[str] = ["", ""]  # sys.executable, and the interpreter it resolves to
+
+
 def python_executable() -> str:
-    """The real interpreter behind ``sys.executable`` (a venv's python is only a symlink)."""
-    return os.path.realpath(sys.executable)
+    """The real interpreter behind ``sys.executable`` (a venv's python is only a symlink),
+    resolved once per ``sys.executable`` (every bot start asks for it, some twice)."""
+    named, real = _python
+    if named != sys.executable:
+        named, real = sys.executable, os.path.realpath(sys.executable)
+        _python[:] = [named, real]
+    return real
 
 
 def node_executable() -> str:
@@ -227,7 +235,11 @@ def resolve(path: str | Path) -> tuple[str, Path]:
 def command_for(path: str | Path, *, sdk: str | None = None, libs: str | None = None) -> list[str]:
     """The argv that runs the bot at ``path`` (raises AgentLoadError if it is not a bot);
     a Python bot finds cow006 in ``sdk`` and the bot libraries in ``libs`` (``bootstrap``)."""
-    lang, file = resolve(path)
+    return command(*resolve(path), sdk=sdk, libs=libs)
+
+
+def command(lang: str, file: Path, *, sdk: str | None = None, libs: str | None = None) -> list[str]:
+    """``command_for`` a bot already resolved (``resolve``: its runtime and file)."""
     if lang == "node":
         return [node_executable(), str(file)]
     if lang == "binary":

@@ -103,6 +103,26 @@ def encode(msg: Mapping[str, Any]) -> bytes:
     return ("".join(chunks) + "\n").encode("utf-8")
 
 
+# The host's encoder of its own messages, made once: they hold no cycles, so it keeps no
+# markers (``encode`` makes a fresh one per message for whatever a bot's code returns).
+_host_encoder = _json.make_encoder(
+    None, _not_serializable, _json.encode_basestring_ascii, None, ":", ",", False, False, False
+)
+
+
+def encode_json(value: Any) -> str:
+    """``value`` as ``encode`` spells it (no newline), for the host's own messages."""
+    return "".join(_host_encoder(value, 0))
+
+
+def request_line(kind: str, rid: int, view_json: str) -> bytes:
+    """``encode(request(kind, rid, view))`` for a view already encoded (``view_json``): the
+    same bytes, without a dict of the message."""
+    if kind not in REQUESTS:
+        raise ValueError(f"not a request type: {kind!r}")
+    return f'{{"type":"{kind}","id":{int(rid)},"view":{view_json}}}\n'.encode()
+
+
 def hello(
     seat: int,
     n_players: int,
@@ -268,6 +288,25 @@ def decode_line(line: bytes, *, max_depth: int = MAX_DEPTH) -> dict[str, Any]:
     if not isinstance(msg, dict):
         raise BotFault("malformed_json", f"a reply must be a JSON object, not {_clip(text)}")
     return msg
+
+
+_REPLY: list[re.Pattern[bytes]] = []  # the shape every SDK bot's reply has, compiled at first use
+
+
+def decode_reply(line: bytes) -> dict[str, Any]:
+    """``decode_line`` for a bot's answer to a request: the shape every SDK bot writes
+    (``{"id":7,"card":42}``) is read by one match instead of the strict JSON decoder, into
+    the same object; anything else goes to ``decode_line``."""
+    if not _REPLY:
+        import re
+
+        _REPLY.append(
+            re.compile(rb'\{"id":(0|[1-9][0-9]{0,17}),"(card|row)":(-?(?:0|[1-9][0-9]{0,17}))\}')
+        )
+    m = _REPLY[0].fullmatch(line)
+    if m is None:
+        return decode_line(line)
+    return {"id": int(m[1]), m[2].decode(): int(m[3])}
 
 
 def reply_value(msg: Mapping[str, Any], kind: str) -> int:

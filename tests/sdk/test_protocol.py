@@ -8,6 +8,7 @@ import random
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,3 +224,89 @@ def test_the_documented_exchange_is_parseable_and_consistent() -> None:
     assert engine.finish_round(state) == entry["penalties"]
     end = host[-1]
     assert end["ranks"] == engine.ranks(end["scores"])
+
+
+# -- the host's fast paths: the same bytes and objects as the general ones -----------------------
+def _decoded(decode: Any, line: bytes) -> Any:
+    try:
+        return ("ok", decode(line))
+    except BotFault as fault:
+        return ("fault", fault.kind, fault.detail)
+
+
+REPLY_LINES = [
+    b'{"id":7,"card":42}',
+    b'{"id":0,"row":3}',
+    b'{"id":7,"card":-0}',
+    b'{"id":7,"card":-5}',
+    b'{"id":123456789012345678,"card":1}',
+    b'{"id":1234567890123456789012,"card":1}',
+    b'{"id":7,"card":42.0}',
+    b'{"id":7,"card":true}',
+    b'{"id":07,"card":42}',
+    b'{"id":7,"card":42,"card":43}',
+    b'{"card":42,"id":7}',
+    b'{"id":7, "card":42}',
+    b'{"id":7,"card":42}\r',
+    b'{"id":7,"card":42} ',
+    b'{"id":7,"cards":42}',
+    b'{"id":7,"error":"boom"}',
+    b'{"id":7,"card":1e400}',
+    b"[1,2]",
+    b"",
+    b"\xff",
+]
+
+
+@pytest.mark.parametrize("line", REPLY_LINES)
+def test_decode_reply_is_decode_line(line: bytes) -> None:
+    assert _decoded(protocol.decode_reply, line) == _decoded(protocol.decode_line, line)
+
+
+def test_decode_reply_is_decode_line_on_random_replies() -> None:
+    rng = random.Random(5)
+    alphabet = b'{}[]":,-0123456789idcardrowe. '
+    for _ in range(3000):
+        base = bytearray(rng.choice(REPLY_LINES[:5]))
+        for _ in range(rng.randint(0, 3)):  # a few bytes changed, added or removed
+            i = rng.randrange(len(base) + 1)
+            op = rng.randrange(3)
+            if op == 0 and i < len(base):
+                base[i] = rng.choice(alphabet)
+            elif op == 1:
+                base.insert(i, rng.choice(alphabet))
+            elif i < len(base):
+                del base[i]
+        line = bytes(base)
+        assert _decoded(protocol.decode_reply, line) == _decoded(protocol.decode_line, line)
+
+
+def test_a_request_line_is_the_encoded_request() -> None:
+    """``host.view_json`` and ``protocol.request_line`` give the bytes of
+    ``encode(request(...))`` for every view of real matches, take-row views included."""
+    from cow006 import bots, play_match
+    from cow006.host import view_json
+
+    class Spy(type(bots.make("random"))):  # type: ignore[misc]
+        def play(self, view: View) -> int:
+            check("play", view)
+            return int(super().play(view))
+
+        def take_row(self, view: View) -> int:
+            check("take_row", view)
+            return int(super().take_row(view))
+
+    asked: list[str] = []
+    rng = random.Random(2)
+
+    def check(kind: str, view: View) -> None:
+        time_left = rng.choice([round(rng.random() * 10, 3), 1.5, 0.0, 3, None])
+        d = view.to_dict()
+        d["time_left"] = time_left
+        want = protocol.encode(protocol.request(kind, 11, d))
+        assert protocol.request_line(kind, 11, view_json(view, time_left)) == want
+        asked.append(kind)
+
+    for seed in range(12):
+        play_match([Spy() for _ in range(4)], seed=seed)
+    assert "take_row" in asked and len(asked) > 1000

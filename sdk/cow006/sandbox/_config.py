@@ -194,7 +194,7 @@ class Sandbox:
         """The ``RemoteAgent`` launcher: run the bot at ``path`` in the sandbox."""
         lang, file = launch.resolve(path)
         libs = bot_libs_dest()
-        argv = launch.command_for(path, sdk=SDK_DEST, libs=libs)
+        argv = launch.command(lang, file, sdk=SDK_DEST, libs=libs)
         p = Path(path)
         bot_src = p.resolve() if p.is_dir() else file
         # The file itself, or the entry in the folder (bot.py, or the manifest's).
