@@ -4,28 +4,33 @@ runtime and forks one fresh, sandboxed child for each Python bot.
 Started by the host (``cow006.sandbox._forkserver``) from the real interpreter with ``-I -S
 -B``, an empty environment and the host's compiled SDK, it imports ``cow006.bot`` and what it
 needs (the lean runtime: tests/sdk/test_bot_imports.py) and never anything of a bot's: it
-reads nothing but the host's requests on its socket.  For each request it forks; the child
-confines itself, in this order, before it opens or imports anything of the bot's:
+reads nothing but the host's requests on its socket.  For each request it clones the
+sandbox's pid 1, which confines itself, in this order, before it opens or imports anything of
+the bot's:
 
-1. it leaves the zygote: it is the host's child from the start (``clone(CLONE_PARENT)``),
-   dies with it (``PR_SET_PDEATHSIG``), in a session of its own, holding only the bot's
+1. it is born the host's child (``clone(CLONE_PARENT)``) in new user, mount, pid, network,
+   ipc and uts namespaces (the user namespace first, so the others are its own); it dies
+   with the host (``PR_SET_PDEATHSIG``), in a session of its own, holding only the bot's
    stdio;
-2. as root: it joins the slot's cgroup(s), takes ``oom_score_adj`` 1000, sets its rlimits and
-   drops to the slot uid with no supplementary groups;
-3. it unshares every namespace bwrap does (user, mount, pid, network, ipc, uts, cgroup),
-   maps only its own uid and gid, names the host ``cow006``, and forks the sandbox's pid 1;
-4. pid 1 builds the root bwrap would (an empty tmpfs, made read-only, holding only the
+2. from outside, before it may go on, the zygote puts it in the slot's cgroup(s), sets its
+   rlimits and ``oom_score_adj`` 1000, denies it setgroups and maps only the slot uid and
+   gid into its user namespace (on a host that is not root: the host's own);
+3. it takes the slot uid, a cgroup namespace of its own (its slot's cgroup is its root) and
+   the host name ``cow006``;
+4. it builds the root bwrap would (an empty tmpfs, made read-only, holding only the
    runtime, the bot's files at /bot, a fresh /proc with its masks, a minimal /dev and a
    private /tmp), pivots into it and detaches the host's tree, clears the environment to the
    bot's, drops every capability (bounding, ambient, effective, permitted), sets
    ``no_new_privs`` and loads the seccomp filter (the same BPF program as bwrap's);
-5. pid 1 forks the bot (pid 2, as under bwrap) and reaps until it ends, then exits with its
+5. it forks the bot (pid 2, as under bwrap) and reaps until it ends, then exits with its
    status (128 + signal for a signal, as bwrap's pid 1), taking the namespace with it.
 
 So a child never ran another bot's code, and nothing a bot does survives it: its processes,
 mounts, files in /tmp and memory all go with its pid namespace, and the zygote only ever
-forks (it never waits for or reads from a bot).  A step that fails ends the child with a
-line on the bot's stderr and status 1, before any bot code runs.
+forks and confines (it never waits for or reads from a bot).  A step that fails ends the
+child with a line on the bot's stderr and status 1, before any bot code runs.  Two processes
+a sandbox, not bwrap's three: pid 1 is the host's child itself (no outer process that only
+waits), which saves a fork, an exit and the memory each of them touches.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import _socket  # noqa: E402
 import ctypes  # noqa: E402
 import gc  # noqa: E402
 import resource  # noqa: E402
+import select  # noqa: E402
 
 from cow006 import protocol  # noqa: E402  (a runtime module: imported already)
 
@@ -57,14 +63,10 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
-NAMESPACES = (
-    CLONE_NEWUSER
-    | CLONE_NEWNS
-    | CLONE_NEWPID
-    | CLONE_NEWNET
-    | CLONE_NEWIPC
-    | CLONE_NEWUTS
-    | CLONE_NEWCGROUP
+# The namespaces a sandbox's pid 1 is cloned into; the cgroup namespace comes once it is in
+# its slot's cgroup (``_init``).  With the user namespace first, the others are its own.
+CLONE_NAMESPACES = (
+    CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 )
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
@@ -155,6 +157,15 @@ def main(fd: int, sdk: str) -> None:
     if host == 1:
         os._exit(0)
     relocate(sdk)
+    global _LAST_CAP, _host_fd
+    _LAST_CAP = _last_cap()  # the kernel's, the same for every child
+    try:  # a child polls it: was the host gone before the child could see it go?
+        _host_fd = os.pidfd_open(host)
+    except OSError:  # Linux before 5.3: a slot left populated is emptied by its next lease
+        _host_fd = -1
+    # The children inherit no supplementary group (root's): they take none of their own.
+    if os.geteuid() == 0:
+        os.setgroups([])
     ctl = _socket.socket(fileno=fd)
     cmsg_space = _socket.CMSG_SPACE(3 * 4)
     # No garbage collection in the zygote, and what it holds is frozen before each fork: a
@@ -179,9 +190,10 @@ def main(fd: int, sdk: str) -> None:
             # The program (the host's bootstrap, the same for every bot) compiled here once,
             # not in each child: compiling touches memory the fork shares.
             req["program"] = _programs.get(req["code"]) or _compile(req["code"])
+            req["seccomp"] = _seccomp_of(req["bpf"])
             if len(fds) != 3:
                 raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
-            reply = f"ok {_spawn(req, fds, host)}"
+            reply = f"ok {_spawn(req, fds)}"
         except Exception as exc:
             reply = f"error {type(exc).__name__}: {exc}"
         finally:
@@ -191,6 +203,8 @@ def main(fd: int, sdk: str) -> None:
 
 
 _programs: dict[str, Any] = {}
+_LAST_CAP = 0  # the kernel's last capability (main)
+_host_fd = -1  # a pidfd of the host (main)
 
 
 def _compile(code: str) -> Any:
@@ -200,39 +214,73 @@ def _compile(code: str) -> Any:
     return program
 
 
-def _spawn(req: dict[str, Any], fds: list[int], host: int) -> int:
-    """Fork the sandbox's outer process as the host's child and return its pid."""
-    done_r, done_w = os.pipe()  # the child says it is confined (end of file: it failed)
+def _spawn(req: dict[str, Any], fds: list[int]) -> int:
+    """Clone the sandbox's pid 1 as the host's child, in its new namespaces, confine it from
+    here (its cgroup, rlimits, OOM score, uid and gid maps) and let it go on; its pid."""
+    go_r, go_w = os.pipe()  # the zygote says the child is confined (end of file: it failed)
+    done_r, done_w = os.pipe()  # the child says it runs as the slot uid (end of file: failed)
     sys.stderr.flush()
     gc.freeze()
     try:
-        child = _fork_for_host()
+        child = _fork_for_host(CLONE_NAMESPACES)
     except BaseException:
-        os.close(done_w)
-        os.close(done_r)
+        for n in (go_r, go_w, done_r, done_w):
+            os.close(n)
         raise
     if child == 0:
+        os.close(go_w)
         os.close(done_r)
-        _outer(req, fds, done_w, host)  # never returns
+        _init(req, fds, go_r, done_w)  # never returns
+    os.close(go_r)
     os.close(done_w)
     try:
-        # With ``confirm`` (the probe), answer once the child is in its slot's cgroup, as the
-        # slot uid (what bwrap's Popen returning after its preexec means), so the host can
-        # check it.  Otherwise at once: the child confines itself (joining a cgroup can take
-        # milliseconds) while the host asks for the next seat, and runs nothing of the bot's
-        # before it is done (a failure ends it with a line on its stderr, status 1).
+        try:
+            _confine(child, req)
+        except BaseException:
+            os.kill(child, 9)  # it runs nothing of the bot's before the go below
+            raise
+        os.write(go_w, b"g")
+        os.close(go_w)
+        go_w = -1
+        # With ``confirm`` (the probe), answer once the child runs as the slot uid (what
+        # bwrap's Popen returning after its preexec means), so the host can check it.
+        # Otherwise at once: the child builds its sandbox while the host asks for the next
+        # seat, and runs nothing of the bot's before it is done (a failure ends it with a
+        # line on its stderr, status 1).
         if req.get("confirm") and os.read(done_r, 1) != b"c":
             raise OSError("a bot process could not join its slot's cgroup or drop to the slot uid")
         return child
     finally:
+        if go_w >= 0:
+            os.close(go_w)
         os.close(done_r)
 
 
-def _fork_for_host() -> int:
+def _confine(pid: int, req: dict[str, Any]) -> None:
+    """What the zygote does to its new child from outside, before the child goes on: the
+    slot's cgroup(s), the OOM score and the rlimits, then the child's uid and gid maps (only
+    the slot uid, or the zygote's own uid on a host that is not root) with setgroups denied.
+    The child was cloned straight into its namespaces, so these are what a process outside
+    may do to it; inside, it holds every capability of its own user namespace until it
+    drops them all (``_drop_privileges``)."""
+    for path in req["join"]:
+        _write(path, str(pid).encode())
+    _write(f"/proc/{pid}/oom_score_adj", str(req["oom"]).encode())
+    for res, value in req["rlimits"]:
+        resource.prlimit(pid, res, (value, value))
+    uid = req["uid"] if req["uid"] is not None else os.geteuid()
+    gid = req["uid"] if req["uid"] is not None else os.getegid()
+    _write(f"/proc/{pid}/setgroups", b"deny")
+    _write(f"/proc/{pid}/uid_map", f"{uid} {uid} 1".encode())
+    _write(f"/proc/{pid}/gid_map", f"{gid} {gid} 1".encode())
+
+
+def _fork_for_host(flags: int = 0) -> int:
     """``os.fork``, but the child is the host's (``clone(CLONE_PARENT)``): no intermediate
-    process that exits so that a subreaper host inherits it, no wait for that.  The same
-    steps as ``os.fork`` around the system call (the interpreter's locks, the at-fork
-    hooks); the zygote is single-threaded.  0 in the child, the child's pid here.
+    process that exits so that a subreaper host inherits it, no wait for that; and it is
+    born in the new namespaces ``flags`` name.  The same steps as ``os.fork`` around the
+    system call (the interpreter's locks, the at-fork hooks); the zygote is
+    single-threaded.  0 in the child, the child's pid here.
 
     The C library's cached thread id stays the zygote's in this child (its own ``fork``
     sets it, a raw clone does not): the child only confines itself and forks (every process
@@ -244,7 +292,7 @@ def _fork_for_host() -> int:
     zero = ctypes.c_long(0)
     # clone(flags, stack 0: the child runs on a copy of this stack, as with fork, ...)
     pid = _pyapi.syscall(
-        ctypes.c_long(nr), ctypes.c_long(CLONE_PARENT | SIGCHLD), zero, zero, zero, zero
+        ctypes.c_long(nr), ctypes.c_long(CLONE_PARENT | SIGCHLD | flags), zero, zero, zero, zero
     )
     if pid == 0:
         _pyapi.PyOS_AfterFork_Child()
@@ -263,81 +311,53 @@ def _fail(exc: BaseException) -> None:
         os._exit(1)
 
 
-# -- the sandbox's outer process: confinement, namespaces ------------------------------------
-def _outer(req: dict[str, Any], fds: list[int], done_w: int, host: int) -> None:
+# -- the sandbox's pid 1: the rest of the confinement, the file system, the bot --------------
+def _init(req: dict[str, Any], fds: list[int], go_r: int, done_w: int) -> None:
     try:
         for n, fd in enumerate(fds):  # the bot's stdin, stdout and stderr
             os.dup2(fd, n)
         _prctl(PR_SET_PDEATHSIG, 9)  # bwrap's --die-with-parent
-        if os.getppid() != host:  # the host died before the line above
+        # Its parent, the host, is outside its pid namespace (getppid says 0): the host's
+        # pidfd tells whether it ended before the line above could take effect.
+        if _host_fd >= 0 and select.select([_host_fd], [], [], 0)[0]:
             os._exit(1)
-        # Only the bot's stdio is left, and the pipe to the zygote (the socket and the
-        # zygote's other descriptors go).
-        os.closerange(3, done_w)
-        os.closerange(done_w + 1, 1 << 16)
+        # Only the bot's stdio is left, and the pipes to the zygote (the socket, the pidfd
+        # and the zygote's other descriptors go).
+        keep = sorted((go_r, done_w))
+        os.closerange(3, keep[0])
+        os.closerange(keep[0] + 1, keep[1])
+        os.closerange(keep[1] + 1, 1 << 16)
+        if os.read(go_r, 1) != b"g":  # the zygote could not confine this process
+            os._exit(1)
+        os.close(go_r)
         os.setsid()
-        for path in req["join"]:  # root: the slot's cgroup(s), before anything else
-            _write(path, b"0")
-        _write("/proc/self/oom_score_adj", str(req["oom"]).encode())
-        for res, value in req["rlimits"]:
-            resource.setrlimit(res, (value, value))
         uid = req["uid"]
         if uid is not None:
-            os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
-            # A change of uid makes a process undumpable, its /proc files root's: its own
-            # uid_map below must stay writable by it (bwrap gets the same by its exec).
+            # A change of uid makes a process undumpable, its /proc files root's: the bot,
+            # forked from here, must own its own /proc/self (bwrap's processes do).
             _prctl(PR_SET_DUMPABLE, 1)
         if req.get("confirm"):  # else the zygote is not listening (its end is closed)
             os.write(done_w, b"c")
         os.close(done_w)
-        euid, egid = os.geteuid(), os.getegid()
-        _check(_libc.unshare(NAMESPACES), "unshare")
-        _write("/proc/self/setgroups", b"deny")
-        _write("/proc/self/uid_map", f"{euid} {euid} 1".encode())
-        _write("/proc/self/gid_map", f"{egid} {egid} 1".encode())
+        # In its slot's cgroup now (``_confine``): a cgroup namespace of its own from there,
+        # so that it sees that cgroup as its root, as under bwrap.
+        _check(_libc.unshare(CLONE_NEWCGROUP), "unshare")
         name = req["hostname"].encode()
         _check(_libc.sethostname(name, len(name)), "sethostname")
-        alive_r, alive_w = os.pipe()  # pid 1 sees end of file on it once this process is gone
-        init = os.fork()
-        if init == 0:
-            os.close(alive_w)
-            _init(req, alive_r)  # never returns
-        os.close(alive_r)
-        # Only the bot holds its stdin and stdout (so closing them is seen); stderr stays
-        # open here, as in bwrap's processes: its end of file tells the host this process,
-        # the last of the sandbox, is gone.
-        os.close(0)
-        os.close(1)
-        _pid, status = os.waitpid(init, 0)
-        os._exit(_status_code(status))
-    except BaseException as exc:
-        _fail(exc)
-
-
-# -- the sandbox's pid 1: the file system, the last confinement, the bot ---------------------
-def _init(req: dict[str, Any], alive_r: int) -> None:
-    try:
-        _prctl(PR_SET_PDEATHSIG, 9)
-        os.set_blocking(alive_r, False)
-        try:
-            if os.read(alive_r, 1) == b"":
-                os._exit(1)  # the outer process died before the line above
-        except BlockingIOError:
-            pass
-        os.close(alive_r)
         _build_root(req)
         os.environ.clear()
         os.environ.update(req["env"])
-        _drop_privileges(bytes.fromhex(req["bpf"]))
+        _drop_privileges(req["seccomp"])
         bot = os.fork()
         if bot == 0:
             _run_bot(req)  # never returns
         os.close(0)
         os.close(1)
         # As a pid 1 without handlers: a signal from inside the namespace does nothing to it
-        # (the interpreter's own SIGINT handler would end the sandbox).
+        # (the interpreter's own SIGINT handler would end the sandbox).  Stderr stays open
+        # here, as in bwrap's pid 1: its end of file tells the host the sandbox is gone.
         _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
         while True:
             pid, status = os.waitpid(-1, 0)
@@ -462,22 +482,45 @@ def _pivot_root(new: str, old: str) -> None:
     _check(_libc.syscall(nr, new.encode(), old.encode()), "pivot_root")
 
 
-def _drop_privileges(bpf: bytes) -> None:
-    """Every capability dropped (bwrap's --cap-drop ALL), no_new_privs, the seccomp filter."""
+class Seccomp:
+    """A seccomp program ready for ``prctl``, made in the zygote (once per program): its
+    children only pass its address."""
+
+    def __init__(self, bpf_hex: str) -> None:
+        bpf = bytes.fromhex(bpf_hex)
+        if not bpf or len(bpf) % 8:
+            raise ValueError("no seccomp program")
+        self.buf = ctypes.create_string_buffer(bpf, len(bpf))
+        self.prog = _SockFprog(len(bpf) // 8, ctypes.addressof(self.buf))
+
+
+_seccomp: dict[str, Seccomp] = {}
+
+
+def _seccomp_of(bpf_hex: str) -> Seccomp:
+    found = _seccomp.get(bpf_hex)
+    if found is None:
+        found = Seccomp(bpf_hex)
+        if len(_seccomp) < 4:  # one program per host; a bound all the same
+            _seccomp[bpf_hex] = found
+    return found
+
+
+def _last_cap() -> int:
     with open("/proc/sys/kernel/cap_last_cap") as f:
-        last = int(f.read())
-    for cap in range(last + 1):
+        return int(f.read())
+
+
+def _drop_privileges(seccomp: Seccomp) -> None:
+    """Every capability dropped (bwrap's --cap-drop ALL), no_new_privs, the seccomp filter."""
+    for cap in range(_LAST_CAP + 1):
         _prctl(PR_CAPBSET_DROP, cap)
     _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: all empty
     _check(_libc.capset(header, data), "capset")
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    if not bpf or len(bpf) % 8:
-        raise OSError("no seccomp program")
-    buf = ctypes.create_string_buffer(bpf, len(bpf))
-    prog = _SockFprog(len(bpf) // 8, ctypes.addressof(buf))
-    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog))
+    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(seccomp.prog))
 
 
 # -- the bot -----------------------------------------------------------------------------------

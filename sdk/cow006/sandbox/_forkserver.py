@@ -6,9 +6,8 @@ the zygote has imported the runtime once and forks a child per bot that builds t
 sandbox itself (see ``cow006._zygote``).  The host asks it over a socket: one request per
 bot, the sandbox's description (what ``_command`` gives bwrap: the binds, the masks, the
 limits, the slot uid and cgroup, the seccomp program) and the bot's three stdio pipes
-(``SCM_RIGHTS``).  The zygote answers with the pid of the sandbox's outer process, which
-is the host's own child (the zygote clones it with ``CLONE_PARENT``; its pid 1, should it
-be orphaned, comes back to the host, a child subreaper), so ``ZygoteProcess`` is an
+(``SCM_RIGHTS``).  The zygote answers with the pid of the sandbox's pid 1, which is the
+host's own child (the zygote clones it with ``CLONE_PARENT``), so ``ZygoteProcess`` is an
 ordinary ``Popen`` of the host:
 ``wait``, ``poll``, ``kill`` and the process group work as with bwrap.
 

@@ -55,11 +55,11 @@ def start(
     opened: list[int] = []  # fds to close in this process once the child has its own
     try:
         # The slot's cgroup gets its limits before anything runs; the child joins it in
-        # Preexec (or the zygote's child, before it drops root), so no bot code ever runs
-        # outside it.
+        # Preexec (or the zygote puts its child in it, before the child may go on), so no
+        # bot code ever runs outside it.
         slot = slot_cgroup(sb, lease, lang, bot)
         if sb.zygote_on() and _forkserver.can_fork(argv, lang):
-            # The sandbox's outer process is handed to this host: it must be a subreaper.
+            # The sandbox's pid 1 is handed to this host (a subreaper, as for bwrap's).
             subreaper.ensure()
             req = _forkserver.request(
                 sb, argv, bot=bot, lease=lease, env=env, slot=slot, confirm=confirm
@@ -156,7 +156,7 @@ class SandboxedProcess(subprocess.Popen[bytes]):
 
 class ZygoteProcess(SandboxedProcess):
     """A sandbox started by the zygote (``_forkserver``), held like a bwrap process: its pid
-    is the sandbox's outer process, a child of this host by the time the zygote answers."""
+    is the sandbox's pid 1, a child of this host by the time the zygote answers."""
 
     def __init__(
         self,
@@ -170,8 +170,8 @@ class ZygoteProcess(SandboxedProcess):
         self._zygote = zygote
         self._request = request
         super().__init__(args, lease=lease, **kwargs)
-        # The outer process leads a session of its own (``setsid``), and pid 1 stays in its
-        # group: the lease's release reaps that group instead of scanning /proc.
+        # The sandbox's pid 1 leads a session of its own (``setsid``): the lease's release
+        # reaps that group instead of scanning /proc.
         lease.group = self.pid
 
     def _execute_child(

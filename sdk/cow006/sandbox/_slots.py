@@ -75,12 +75,11 @@ class Lease:
                 emptied = slot.kill(reap=lambda: _reap_listed(slot.pids()))
                 self.memory_hit = slot.hit_memory_cap()
             if is_root() and slot is not None and self.group is not None:
-                # Every live process of the slot uid is in the slot's cgroup (it joined it
-                # as root, before dropping to the uid, and cannot leave it), so an empty
+                # Every live process of the slot uid is in the slot's cgroup (it was put
+                # there before it dropped to the uid, and cannot leave it), so an empty
                 # cgroup leaves only zombies: those inside the sandbox's pid namespace are
-                # reaped by the kernel before its pid 1 is, and the processes outside it
-                # (the outer one, pid 1 when orphaned to this subreaper) are this host's
-                # children in the lease's process group.  No scan of /proc is needed.  The
+                # reaped by the kernel before its pid 1 is, and pid 1, outside it, is this
+                # host's child, leading the lease's process group.  No scan of /proc is needed.  The
                 # group is reaped whatever the cgroup said: a slot not emptied at once (or a
                 # group not reaped in time) falls back to the scan, which kills and reaps
                 # what is left, so no zombie of the slot uid outlives its lease.
