@@ -5,8 +5,8 @@ A ``RemoteAgent`` is an ``Agent`` to the runner, so a match between bot processe
 agent and keeps it for the whole match, and it never trusts the bot:
 
 * every wait is bounded by a deadline, and the pipes are non-blocking and multiplexed with
-  ``selectors``, so a bot that stops reading, stops writing or floods stderr cannot stall
-  the host;
+  ``epoll`` (``_Pipes``), so a bot that stops reading, stops writing or floods stderr cannot
+  stall the host;
 * every reply is parsed strictly (``cow006.protocol.decode_line``) and anything wrong is
   raised as a ``BotFault`` of one kind; the runner records it and plays the fallback;
 * a request ``id`` makes a late reply (after a timeout) recognisable: it is dropped, not
@@ -22,9 +22,9 @@ needs to play bot processes (docs/sdk-surface.md).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
-import selectors
 import signal
 import subprocess
 import time
@@ -79,6 +79,35 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+class _Pipes:
+    """The bot's pipes watched with one ``epoll``: what ``selectors`` would do for the host's
+    three file descriptors, without its per-call mapping of file objects to keys (the host
+    waits on it once or twice for every request of a match)."""
+
+    def __init__(self) -> None:
+        self._ep = select.epoll()
+        self.watched: set[int] = set()
+
+    def register(self, fd: int, events: int) -> None:
+        self._ep.register(fd, events)
+        self.watched.add(fd)
+
+    def unregister(self, fd: int) -> None:
+        self._ep.unregister(fd)
+        self.watched.discard(fd)
+
+    def poll(self, timeout: float) -> list[int]:
+        """The watched descriptors with something to do (readable, writable, or an error or
+        hang-up to read) within ``timeout`` seconds, rounded up to the millisecond as
+        ``selectors`` does (a shorter wait would spin)."""
+        wait = math.ceil(max(0.0, timeout) * 1e3) * 1e-3
+        return [fd for fd, _ in self._ep.poll(wait, max(len(self.watched), 1))]
+
+    def close(self) -> None:
+        self._ep.close()
+        self.watched.clear()
+
+
 # The last table a view was encoded from, and its part of a view's JSON: the seats' views of
 # one moment share their table (``View.table``), so a turn encodes it once, not per seat.
 _table_json: tuple[object, str] = (None, "")
@@ -104,11 +133,23 @@ def view_json(view: View, time_left: float | None) -> str:
         )
         middle = fields[1:-1]
         _table_json = (table, middle)
-    enc = protocol.encode_json
-    head = f'{{"seat":{enc(view.seat)},"hand":{enc(view.hand)},{middle},"time_left":'
+    seat, hand = view.seat, view.hand
+    # Integers and a float as JSON spells them, without a call of the encoder for the
+    # usual types (the encoder for anything else: the same text either way).
+    seat_json = str(seat) if type(seat) is int else protocol.encode_json(seat)
+    if type(hand) is tuple and all(type(c) is int for c in hand):
+        hand_json = f"[{','.join(map(str, hand))}]"
+    else:
+        hand_json = protocol.encode_json(hand)
+    if type(time_left) is float and math.isfinite(time_left):
+        left_json = float.__repr__(time_left)
+    else:
+        left_json = protocol.encode_json(time_left)
+    head = f'{{"seat":{seat_json},"hand":{hand_json},{middle},"time_left":{left_json}'
     if view.card is None:
-        return f"{head}{enc(time_left)}}}"
-    return f'{head}{enc(time_left)},"card":{enc(view.card)},"current":{enc(view.current or ())}}}'
+        return f"{head}}}"
+    enc = protocol.encode_json
+    return f'{head},"card":{enc(view.card)},"current":{enc(view.current or ())}}}'
 
 
 def default_name(path: str | Path) -> str:
@@ -144,7 +185,7 @@ class RemoteAgent(Agent):
         self.bank = self.limits.bank
         self.returncode: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._sel: selectors.BaseSelector | None = None
+        self._sel: _Pipes | None = None
         self._finalizer: weakref.finalize[[int], RemoteAgent] | None = None
         self._t_spawn = 0.0
         self._fd_in = self._fd_out = self._fd_err = -1
@@ -196,9 +237,9 @@ class RemoteAgent(Agent):
         )
         for fd in (self._fd_in, self._fd_out, self._fd_err):
             os.set_blocking(fd, False)
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._fd_out, selectors.EVENT_READ)
-        self._sel.register(self._fd_err, selectors.EVENT_READ)
+        self._sel = _Pipes()
+        self._sel.register(self._fd_out, select.EPOLLIN)
+        self._sel.register(self._fd_err, select.EPOLLIN)
 
     def __enter__(self) -> RemoteAgent:
         return self
@@ -240,7 +281,7 @@ class RemoteAgent(Agent):
         self.returncode = proc.returncode
         # After the kill every writer of stderr is gone: read what is left, briefly.
         end = time.monotonic() + 0.2
-        while self._sel is not None and self._fd_err in self._sel.get_map():
+        while self._sel is not None and self._fd_err in self._sel.watched:
             if time.monotonic() >= end:
                 break
             self._select(0.02)
@@ -288,7 +329,7 @@ class RemoteAgent(Agent):
             self._close_stdin()
             return
         if self._wbuf and not self._writing:
-            self._sel.register(self._fd_in, selectors.EVENT_WRITE)
+            self._sel.register(self._fd_in, select.EPOLLOUT)
             self._writing = True
         elif not self._wbuf and self._writing:
             self._sel.unregister(self._fd_in)
@@ -326,18 +367,18 @@ class RemoteAgent(Agent):
     def _select(self, timeout: float) -> bool:
         """One multiplexed step: move whatever bytes are ready.  False if nothing was."""
         assert self._sel is not None
-        if not self._sel.get_map():
+        if not self._sel.watched:
             self._await_exit(max(0.0, timeout))
             return False
-        events = self._sel.select(max(0.0, timeout))
-        for key, _ in events:
-            if key.fd == self._fd_out:
+        ready = self._sel.poll(timeout)
+        for fd in ready:
+            if fd == self._fd_out:
                 self._read_out()
-            elif key.fd == self._fd_err:
+            elif fd == self._fd_err:
                 self._read_err()
-            elif key.fd == self._fd_in:
+            elif fd == self._fd_in:
                 self._write()
-        return bool(events)
+        return bool(ready)
 
     def _await_exit(self, timeout: float) -> None:
         """Sleep until the bot process can be reaped, at most ``timeout`` seconds: with no
