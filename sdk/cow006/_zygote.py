@@ -48,6 +48,7 @@ import ctypes  # noqa: E402
 import gc  # noqa: E402
 import resource  # noqa: E402
 import select  # noqa: E402
+from time import monotonic as _monotonic  # noqa: E402
 
 from cow006 import protocol  # noqa: E402  (a runtime module: imported already)
 
@@ -191,6 +192,7 @@ def main(fd: int, sdk: str) -> None:
             # not in each child: compiling touches memory the fork shares.
             req["program"] = _programs.get(req["code"]) or _compile(req["code"])
             req["seccomp"] = _seccomp_of(req["bpf"])
+            req["root"] = root_steps(req)
             if len(fds) != 3:
                 raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
             reply = f"ok {_spawn(req, fds)}"
@@ -346,7 +348,7 @@ def _init(req: dict[str, Any], fds: list[int], go_r: int, done_w: int) -> None:
         _check(_libc.unshare(CLONE_NEWCGROUP), "unshare")
         name = req["hostname"].encode()
         _check(_libc.sethostname(name, len(name)), "sethostname")
-        _build_root(req)
+        _build_root(req["root"])
         os.environ.clear()
         os.environ.update(req["env"])
         _drop_privileges(req["seccomp"])
@@ -367,112 +369,246 @@ def _init(req: dict[str, Any], fds: list[int], go_r: int, done_w: int) -> None:
         _fail(exc)
 
 
-def _bind(src: str, dest: str, *, ro: bool = True) -> None:
+# -- the sandbox's root, planned in the zygote -------------------------------------------------
+# ``_build_root`` is a list of steps (``Step``) that the zygote works out before it clones the
+# child: paths encoded, bind sources looked at, the flags a bind's read-only remount must keep
+# read from the host's mount (``_locked``), all once per sandbox configuration.  The child
+# only runs them: fewer Python steps in a fresh fork, fewer of the zygote's pages copied.
+#   ("mount", source, target, fstype, flags, data, what)   mount(2), bytes or None
+#   ("remount", target, flags)      a remount keeping the flags the mount has (statvfs now)
+#   ("dirs", path)                  os.makedirs(path, exist_ok=True)
+#   ("dir", path)                   os.mkdir
+#   ("file", path)                  an empty file, made unless one is there (its folders too)
+#   ("node", path)                  an empty file, made (a device node's mount point)
+#   ("link", target, path)          os.symlink
+#   ("cd", path), ("pivot", new, old), ("umount", path)
+if TYPE_CHECKING:
+    Step = tuple[Any, ...]
+_plans: dict[str, tuple[list[Step], list[Step], list[Step]]] = {}
+
+
+def _locked(path: str) -> int:
+    """The mount flags a read-only remount of a bind of ``path`` must repeat (the kernel
+    locks them in a user namespace): those of the mount ``path`` is on, seen from here."""
+    have = os.statvfs(path).f_flag
+    return sum(ms for st, ms in _LOCKED if have & st)
+
+
+def _bind_steps(src: str, dest: str) -> list[Step]:
     """Bind ``src`` of the host (under /oldroot) at ``dest`` of the new root, read-only."""
     source, target = "/oldroot" + src, "/newroot" + dest
-    if os.path.isdir(source):
-        os.makedirs(target, 0o755, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-        if not os.path.exists(target):
-            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
-    _mount(source, target, None, MS_BIND)
-    if ro:
-        _remount_ro(target)
+    made: Step = ("dirs", target) if os.path.isdir(src) else ("file", target)
+    ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | _locked(src)
+    return [
+        made,
+        (
+            "mount",
+            source.encode(),
+            target.encode(),
+            None,
+            MS_BIND,
+            None,
+            f"mount {source} on {target}",
+        ),
+        ("mount", None, target.encode(), None, ro, None, f"mount {target}"),
+    ]
 
 
-def _remount(target: str, flags: int) -> None:
-    """Remount the bind at ``target`` with ``flags`` and the flags it has (some are locked)."""
-    have = os.statvfs(target).f_flag
-    locked = sum(ms for st, ms in _LOCKED if have & st)
-    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | locked)
-
-
-def _remount_ro(target: str) -> None:
-    """Read-only, nosuid and nodev, as bwrap's --ro-bind and --remount-ro make them."""
-    _remount(target, MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-def _tmpfs(dest: str, data: str, *, ro: bool = False) -> None:
+def _tmpfs_steps(dest: str, data: str, *, ro: bool = False) -> list[Step]:
     target = "/newroot" + dest
-    os.makedirs(target, 0o755, exist_ok=True)
-    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, data)
+    steps: list[Step] = [
+        ("dirs", target),
+        (
+            "mount",
+            b"tmpfs",
+            target.encode(),
+            b"tmpfs",
+            MS_NOSUID | MS_NODEV,
+            data.encode(),
+            f"mount tmpfs on {target}",
+        ),
+    ]
     if ro:
-        _remount_ro(target)
+        steps.append(("remount", target, MS_RDONLY | MS_NOSUID | MS_NODEV))
+    return steps
 
 
-def _build_root(req: dict[str, Any]) -> None:
-    """bwrap's root: an empty tmpfs holding only what the request names, made read-only."""
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing goes back to the host's mounts
-    # A tmpfs at /tmp becomes the root for a moment, the host's tree under /oldroot, the new
-    # root is built at /newroot (so a bot under the host's /tmp can still be bound), then it
-    # becomes the root and the rest is detached.
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755")
-    os.chdir("/tmp")
-    os.mkdir("newroot", 0o755)
-    os.mkdir("oldroot", 0o755)
-    _pivot_root(".", "oldroot")
-    os.chdir("/")
-    _mount("newroot", "newroot", None, MS_BIND | MS_REC)
-    for src, dest in req["binds"]:
-        if src:
-            _bind(src, dest)
-        else:  # an empty read-only directory over ``dest``
-            _tmpfs(dest, "size=4096,mode=0755", ro=True)
-    for link, target in req["symlinks"]:
-        os.symlink(target, "/newroot" + link)
-    if req["bot"] is not None:
-        _bind(*req["bot"])
-    else:
-        os.makedirs("/newroot" + req["cwd"], 0o755, exist_ok=True)
-    os.mkdir("/newroot/proc", 0o755)
-    _mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    _bind_masks(req["masks"])
-    _tmpfs("/dev", "mode=0755")
-    for node in DEV_NODES:
-        target = f"/newroot/dev/{node}"
-        os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666))
-        _mount(f"/oldroot/dev/{node}", target, None, MS_BIND)
-        _remount(target, MS_NOSUID)  # bwrap's --dev-bind: writable, nosuid
-    for link, target in DEV_LINKS:
-        os.symlink(target, f"/newroot/dev/{link}")
-    os.mkdir("/newroot/dev/shm", 0o755)
-    os.mkdir("/newroot/dev/pts", 0o755)
-    _mount(
-        "devpts",
-        "/newroot/dev/pts",
-        "devpts",
-        MS_NOSUID | MS_NOEXEC,
-        "newinstance,ptmxmode=0666,mode=620",
-    )
-    _remount("/newroot/dev", MS_RDONLY | MS_NOSUID)  # its nodes stay usable
-    _tmpfs("/tmp", f"size={int(req['tmp_size'])},mode=1777")
-    # Leave the host's tree, then the first tmpfs: only /newroot is left, as /.
-    _mount(None, "/oldroot", None, MS_REC | MS_PRIVATE)
-    _check(_libc.umount2(b"/oldroot", MNT_DETACH), "umount /oldroot")
-    os.chdir("/newroot")
-    _pivot_root(".", ".")
-    _check(_libc.umount2(b".", MNT_DETACH), "umount the old root")
-    os.chdir("/")
-    _remount_ro("/")
-    os.chdir(req["cwd"])
-
-
-def _bind_masks(masks: list[list[str]]) -> None:
+def _mask_steps(masks: list[list[str]]) -> list[Step]:
     """The neutral /proc files, bound read-only over the host's.  They are staged in one
     directory: bound read-only once (on the first tmpfs, detached at the end), every file is
     bound from there and so is read-only (nosuid, nodev) from the start, without a remount of
     its own (two calls fewer per file, for some thirty files)."""
     if len(masks) < 2:
-        for src, dest in masks:
-            _bind(src, dest)
-        return
+        return [step for src, dest in masks for step in _bind_steps(src, dest)]
     folder = os.path.commonpath([src for src, _dest in masks])
-    os.mkdir("/masks", 0o755)
-    _mount("/oldroot" + folder, "/masks", None, MS_BIND)
-    _remount_ro("/masks")
+    ro = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | _locked(folder)
+    steps: list[Step] = [
+        ("dir", "/masks"),
+        (
+            "mount",
+            ("/oldroot" + folder).encode(),
+            b"/masks",
+            None,
+            MS_BIND,
+            None,
+            "mount the masks",
+        ),
+        ("mount", None, b"/masks", None, ro, None, "mount /masks"),
+    ]
     for src, dest in masks:
-        _mount("/masks/" + os.path.relpath(src, folder), "/newroot" + dest, None, MS_BIND)
+        source, target = "/masks/" + os.path.relpath(src, folder), "/newroot" + dest
+        steps.append(
+            ("mount", source.encode(), target.encode(), None, MS_BIND, None, f"mount {target}")
+        )
+    return steps
+
+
+def _plan(req: dict[str, Any]) -> tuple[list[Step], list[Step], list[Step]]:
+    """The steps of the root that are the same for every bot of a configuration: before the
+    bot's files, between them and /tmp, and after /tmp (made once, kept)."""
+    # Kept for a minute: what it read of the host's mounts is read again now and then (an
+    # operator may remount a host directory; a stale flag would fail every sandbox).
+    key = repr((req["binds"], req["symlinks"], req["masks"], int(_monotonic() // 60)))
+    found = _plans.get(key)
+    if found is not None:
+        return found
+    head: list[Step] = [
+        ("mount", None, b"/", None, MS_REC | MS_PRIVATE, None, "mount /"),
+        # A tmpfs at /tmp becomes the root for a moment, the host's tree under /oldroot, the
+        # new root is built at /newroot (so a bot under the host's /tmp can still be bound),
+        # then it becomes the root and the rest is detached.
+        (
+            "mount",
+            b"tmpfs",
+            b"/tmp",
+            b"tmpfs",
+            MS_NOSUID | MS_NODEV,
+            b"mode=0755",
+            "mount tmpfs on /tmp",
+        ),
+        ("cd", "/tmp"),
+        ("dir", "newroot"),
+        ("dir", "oldroot"),
+        ("pivot", ".", "oldroot"),
+        ("cd", "/"),
+        ("mount", b"newroot", b"newroot", None, MS_BIND | MS_REC, None, "mount newroot"),
+    ]
+    for src, dest in req["binds"]:
+        if src:
+            head += _bind_steps(src, dest)
+        else:  # an empty read-only directory over ``dest``
+            head += _tmpfs_steps(dest, "size=4096,mode=0755", ro=True)
+    head += [("link", target, "/newroot" + link) for link, target in req["symlinks"]]
+    middle: list[Step] = [
+        ("dir", "/newroot/proc"),
+        (
+            "mount",
+            b"proc",
+            b"/newroot/proc",
+            b"proc",
+            MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            None,
+            "mount proc",
+        ),
+        *_mask_steps(req["masks"]),
+        *_tmpfs_steps("/dev", "mode=0755"),
+    ]
+    for node in DEV_NODES:
+        target = f"/newroot/dev/{node}"
+        flags = MS_REMOUNT | MS_BIND | MS_NOSUID | _locked(f"/dev/{node}")  # bwrap's --dev-bind
+        middle += [
+            ("node", target),
+            (
+                "mount",
+                f"/oldroot/dev/{node}".encode(),
+                target.encode(),
+                None,
+                MS_BIND,
+                None,
+                f"mount {target}",
+            ),
+            ("mount", None, target.encode(), None, flags, None, f"mount {target}"),
+        ]
+    middle += [("link", target, f"/newroot/dev/{link}") for link, target in DEV_LINKS]
+    middle += [
+        ("dir", "/newroot/dev/shm"),
+        ("dir", "/newroot/dev/pts"),
+        (
+            "mount",
+            b"devpts",
+            b"/newroot/dev/pts",
+            b"devpts",
+            MS_NOSUID | MS_NOEXEC,
+            b"newinstance,ptmxmode=0666,mode=620",
+            "mount devpts",
+        ),
+        ("remount", "/newroot/dev", MS_RDONLY | MS_NOSUID),  # its nodes stay usable
+    ]
+    tail: list[Step] = [
+        # Leave the host's tree, then the first tmpfs: only /newroot is left, as /.
+        ("mount", None, b"/oldroot", None, MS_REC | MS_PRIVATE, None, "mount /oldroot"),
+        ("umount", b"/oldroot"),
+        ("cd", "/newroot"),
+        ("pivot", ".", "."),
+        ("umount", b"."),
+        ("cd", "/"),
+        ("remount", "/", MS_RDONLY | MS_NOSUID | MS_NODEV),
+    ]
+    found = (head, middle, tail)
+    if len(_plans) >= 8:  # one configuration per host, a few in tests: a bound all the same
+        _plans.clear()
+    _plans[key] = found
+    return found
+
+
+def root_steps(req: dict[str, Any]) -> list[Step]:
+    """Every step of the request's root, in order (in the zygote, before the clone)."""
+    head, middle, tail = _plan(req)
+    if req["bot"] is not None:
+        bot: list[Step] = _bind_steps(*req["bot"])
+    else:
+        bot = [("dirs", "/newroot" + req["cwd"])]
+    tmp = _tmpfs_steps("/tmp", f"size={int(req['tmp_size'])},mode=1777")
+    return [*head, *bot, *middle, *tmp, *tail, ("cd", req["cwd"])]
+
+
+def _build_root(steps: list[Step]) -> None:
+    """bwrap's root: an empty tmpfs holding only what the request names, made read-only."""
+    mount, umount = _libc.mount, _libc.umount2
+    for step in steps:
+        op = step[0]
+        if op == "mount":
+            if mount(step[1], step[2], step[3], step[4], step[5]) != 0:
+                _check(-1, step[6])
+        elif op == "remount":
+            _remount(step[1], step[2])
+        elif op == "dirs":
+            os.makedirs(step[1], 0o755, exist_ok=True)
+        elif op == "dir":
+            os.mkdir(step[1], 0o755)
+        elif op == "file":
+            os.makedirs(os.path.dirname(step[1]), 0o755, exist_ok=True)
+            if not os.path.exists(step[1]):
+                os.close(os.open(step[1], os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
+        elif op == "node":
+            os.close(os.open(step[1], os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o666))
+        elif op == "link":
+            os.symlink(step[1], step[2])
+        elif op == "cd":
+            os.chdir(step[1])
+        elif op == "pivot":
+            _pivot_root(step[1], step[2])
+        elif op == "umount":
+            _check(umount(step[1], MNT_DETACH), f"umount {step[1].decode()}")
+        else:  # pragma: no cover - a step the plan does not make
+            raise OSError(f"unknown step {op!r}")
+
+
+def _remount(target: str, flags: int) -> None:
+    """Remount the mount at ``target`` with ``flags`` and the flags it has (some are locked)."""
+    have = os.statvfs(target).f_flag
+    locked = sum(ms for st, ms in _LOCKED if have & st)
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | flags | locked)
 
 
 def _pivot_root(new: str, old: str) -> None:
