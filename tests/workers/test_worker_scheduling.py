@@ -274,3 +274,64 @@ def test_a_lost_lease_stops_the_run_and_drops_its_result(
         m = s.get(Match, mid)
         assert m is not None and m.status is MatchStatus.running and m.worker == "thief"
         assert results.read_log(s, mid) is None
+
+
+def _played(factory: Factory, settings: Settings, match_id: int) -> runs.Played:
+    claim = lease.claim_match(factory, settings, match_id, lease_seconds=60)
+    assert claim is not None
+    log, stderr = _builtin_log(factory, match_id)
+    return runs.Played(claim, log, stderr, time.monotonic())
+
+
+def test_a_finished_ladder_match_refills_its_ladder_in_the_transaction_that_stores_it(
+    session_factory: Factory, settings: Settings
+) -> None:
+    vids = wt.active_versions(session_factory, settings, 4, source=LOW)
+    lid = wt.ladder(session_factory, vids, players=4)
+    depth = settings.ladder_queue_depth
+    first = scheduler.refill_ladder(session_factory, lid, depth, random.Random(1))
+    assert len(first) == depth
+    sent: list[list[int]] = []
+    # A quarter of the queue missing: the worker that settles a match refills it.
+    missing = runs.refill_batch(depth)
+    for mid in first[:missing]:
+        outcome = runs.settle(
+            session_factory, settings, _played(session_factory, settings, mid), sent.append
+        )
+        assert outcome.status == "finished"
+    assert len(outcome.follow_ups) == missing
+    assert sent[-1] == outcome.follow_ups
+    assert _in_flight(session_factory, lid) == depth
+    with db.session_scope(session_factory) as s:  # committed with the result, rated once
+        m = s.get(Match, first[0])
+        assert m is not None and m.status is MatchStatus.finished and m.rating_applied
+        queued = [s.get(Match, i) for i in outcome.follow_ups]
+        assert all(q is not None and q.status is MatchStatus.queued for q in queued)
+
+
+def test_a_follow_up_that_fails_in_the_database_keeps_the_stored_result(
+    session_factory: Factory, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refill and the admissions run in a savepoint of the storing transaction: a
+    statement the database refuses there (PostgreSQL then refuses the whole transaction
+    until it rolls back) costs only the follow-ups, which the scheduler's tick redoes."""
+    from sqlalchemy import text
+
+    vids = wt.active_versions(session_factory, settings, 4, source=LOW)
+    lid = wt.ladder(session_factory, vids, players=4)
+    created = scheduler.refill_ladder(session_factory, lid, 4, random.Random(2))
+
+    def broken(session: Session, settings: Settings) -> list[int]:
+        session.execute(text("SELECT * FROM no_such_table"))
+        return []
+
+    monkeypatch.setattr(runs.workclasses, "admit_challenges", broken)
+    sent: list[list[int]] = []
+    outcome = runs.settle(
+        session_factory, settings, _played(session_factory, settings, created[0]), sent.append
+    )
+    assert outcome.status == "finished" and outcome.follow_ups == [] and sent == []
+    with db.session_scope(session_factory) as s:
+        m = s.get(Match, created[0])
+        assert m is not None and m.status is MatchStatus.finished and m.rating_applied
+        assert s.scalar(select(func.count(RatingPoint.id)).where(RatingPoint.match_id == m.id))

@@ -8,12 +8,14 @@ embedded executors (``embedded``) alike:
 2. ``play.play`` with the bots sandboxed, while a ``lease.Heartbeat`` renews the lease; a
    lost lease kills the match's bots and drops its result.
 3. ``finish_claim``: the result is stored (and a ladder match rated,
-   ``cow006_platform.results.finish_match``) only while this run's attempt is still the
+   ``cow006_platform.results.store_result``) only while this run's attempt is still the
    match's, and only once.
-4. ``follow_up``: the next round of a league once its current one is settled, held
-   challenges admitted to a slot that came free (``cow006_platform.workclasses``), and for a
-   finished ladder match a refill of the ladder's queue once a quarter of it is missing (the
-   scheduler's tick is the backstop, and places newcomers).
+4. what follows: held challenges admitted to a slot that came free
+   (``cow006_platform.workclasses``), for a finished ladder match a refill of the ladder's
+   queue once a quarter of it is missing (the scheduler's tick is the backstop, and places
+   newcomers), and the next round of a league once its current one is settled.  For a
+   finished match the first two are done in the transaction that stores it (``FollowUp``,
+   in a savepoint), the league's round right after; otherwise ``follow_up`` does them.
 
 Steps 3 and 4 (``settle``) may run on a worker process's write-behind thread
 (``writebehind``) while its main thread plays the next match.
