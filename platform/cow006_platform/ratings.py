@@ -125,11 +125,27 @@ def apply_match(session: Session, match: Match) -> bool:
         raise ValueError(f"match {match.id} is not finished: no result to rate")
     if match.kind is not MatchKind.ladder or not match.rated or match.ladder_id is None:
         raise ValueError(f"match {match.id} is not a rated ladder match")
+    # Set first: the match's row is then written once, with the flag, when the first query
+    # below flushes it (and set back if rating it fails, as the rest is in the caller's
+    # transaction, which a failure rolls back).
+    match.rating_applied = True
+    try:
+        _rate(session, match, match.ladder_id, [int(r) for r in match.ranks])
+    except BaseException:
+        match.rating_applied = False
+        raise
+    session.flush()
+    return True
+
+
+def _rate(session: Session, match: Match, ladder_id: int, ranks: list[int]) -> None:
+    """``apply_match``'s work: the ratings and rating points of ``match``'s seats (in
+    ``ladder_id``, placed ``ranks``)."""
     # One rating update at a time per ladder: two matches sharing a version must not both
     # read its old rating (a lost update).  Held until the caller's transaction ends.
-    ladder = locks.lock(session, Ladder, match.ladder_id)
+    ladder = locks.lock(session, Ladder, ladder_id)
     if ladder is None:
-        raise ValueError(f"match {match.id} names ladder {match.ladder_id}, which does not exist")
+        raise ValueError(f"match {match.id} names ladder {ladder_id}, which does not exist")
     seats = sorted(match.seats, key=lambda s: s.seat)
     version_ids = [s.version_id for s in seats]
     if len(set(version_ids)) != len(version_ids):
@@ -160,7 +176,6 @@ def apply_match(session: Session, match: Match) -> bool:
         rows.append(row)
     before = board_ranks(session, ladder, version_ids)
     env = environment(ladder)
-    ranks = [int(r) for r in match.ranks]
     new = rate(env, [env.create_rating(r.mu, r.sigma) for r in rows], ranks)
     when = match.finished_at or utcnow()
     scores = list(match.scores or [])
@@ -192,9 +207,6 @@ def apply_match(session: Session, match: Match) -> bool:
                 created_at=when,
             )
         )
-    match.rating_applied = True
-    session.flush()
-    return True
 
 
 def board_ranks(session: Session, ladder: Ladder, version_ids: Sequence[int]) -> dict[int, int]:

@@ -159,10 +159,10 @@ def store_result(
         seat.faults = sum(1 for f in faults if f.get("seat") == seat.seat)
         seat.forfeited = seat.seat in forfeited
         seat.stderr = err
-    session.flush()
-    suspension.record_finished(session, match)
     if match.kind is MatchKind.ladder and match.rated and match.ladder_id is not None:
         ratings.apply_match(session, match)
+    suspension.record_finished(session, match)
+    session.flush()
     return match
 
 
