@@ -38,7 +38,6 @@ from harness import recreate_database, with_db
 
 from cow006 import MatchInfo, bots, play_match, sandbox
 from cow006.host import Limits, RemoteAgent
-from cow006.sandbox import _forkserver
 
 BOTS = [
     "def play(view):\n    return min(view.hand)\n",
@@ -75,7 +74,7 @@ def _sandbox() -> sandbox.Sandbox:
 
 def _zygote_cpu() -> float:
     total = 0
-    for pid in _forkserver.zygote_pids():
+    for pid in sandbox.zygote_pids():
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])
