@@ -36,7 +36,11 @@ def test_each_part_measures(part: str, figures: tuple[str, ...]) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    values = []
     for name in figures:
         found = re.search(re.escape(name) + r" ([0-9.]+) ms", done.stdout)
         assert found is not None, done.stdout
-        assert float(found.group(1)) > 0
+        values.append(float(found.group(1)))
+    # The first figure of each is measured to the microsecond; the zygote's in clock ticks
+    # (/proc), which three starts may not reach.
+    assert values[0] > 0 and min(values) >= 0
