@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 
 import pytest
 
@@ -18,6 +19,7 @@ from cow006 import MatchInfo, View
 from cow006._view import Table
 from cow006.bots import BestBot, MonteCarloBot, make
 from cow006.bots._best import (
+    SAMPLES,
     excluded_cards,
     greedy_card,
     greedy_chance,
@@ -86,11 +88,9 @@ def test_greedy_card_is_greedys_choice() -> None:
     assert greedy_card(ends, lens, hs, [15, 6, 3]) == 3
     # The same card as builtin:greedy on random hands.
     greedy = make("greedy")
+    pool = [c for c in range(1, 105) if c not in (10, 11, 12, 13, 14, 30, 50, 70)]
     for seed in range(30):
-        import random
-
-        rng = random.Random(seed)
-        hand = tuple(sorted(rng.sample([c for c in range(1, 105) if c not in (10, 11, 12, 13, 14, 30, 50, 70)], 6)))
+        hand = tuple(sorted(random.Random(seed).sample(pool, 6)))
         assert greedy.play(_view(hand, rows)) == greedy_card(ends, lens, hs, hand)
 
 
@@ -134,7 +134,7 @@ def test_play_out_plays_every_card_once_and_counts_every_head() -> None:
     play_out(ends, lens, hs, 0, mine[:], free, 2, hands, owner, pens, True)
     assert hands == [[]]
     laid = [10, 30, 50, 70, *mine, *free, 31, 51, 71, 72]
-    assert sum(lens) + 0 <= len(laid)
+    assert len(ends) == 4 and ends == sorted(ends) and set(ends) <= set(laid)
     # Every head is either still on the table or in someone's pile.
     assert sum(pens) + sum(hs) == sum(HEADS[c] for c in laid)
 
@@ -236,7 +236,7 @@ def test_best_avoids_a_sixth_card() -> None:
 def test_best_learns_which_seats_play_greedily() -> None:
     best = BestBot(samples=4)
     agents = [make("greedy"), best, make("random"), make("greedy")]
-    log = cow006.play_match(agents, seed=12)
+    log = cow006.play_match(agents, seed=12, agent_seeds=[1, 2, 3, 4])
     # Greedy seats agree with the model on every counted turn, random ones seldom.
     rounds = len(log["rounds"])
     assert best._turns == [9 * rounds] * 4
@@ -259,7 +259,9 @@ def test_best_ignores_a_round_entry_it_cannot_read() -> None:
 def test_greedy_key_is_what_model_turn_minimises() -> None:
     ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
     hand = [15, 5, 52, 31, 80, 90, 3, 69]
-    assert greedy_card(ends, lens, hs, hand) == min(hand, key=lambda c: greedy_key(ends, lens, hs, c))
+    assert greedy_card(ends, lens, hs, hand) == min(
+        hand, key=lambda c: greedy_key(ends, lens, hs, c)
+    )
     assert greedy_card(ends, lens, hs, hand) == 31
 
 
@@ -296,7 +298,7 @@ def test_best_tells_greedy_seats_apart_within_the_first_round() -> None:
             return card
 
     agents = [make("greedy"), Watching(samples=4), make("random"), make("greedy")]
-    cow006.play_match(agents, seed=12)
+    cow006.play_match(agents, seed=12, agent_seeds=[1, 2, 3, 4])
     # Slots: seats 0, 2, 3.  Before any round log, the greedy seats are modelled already
     # (from the cards they laid on turns 0 to 5), the random one not.
     (odds,) = seen
@@ -315,6 +317,7 @@ def test_best_draws_a_greedy_seats_hand_from_the_cards_it_can_hold() -> None:
             def world():  # type: ignore[no-untyped-def]
                 w = draw()
                 free, nfree, hands, free_slots, greedy_slots = w
+                assert nfree == len(free_slots) and len(free) == nfree * h
                 cards = free + [c for g in hands for c in g]
                 assert len(cards) == len(set(cards)) == (view.n_players - 1) * h
                 assert set(cards) <= set(unseen)
@@ -331,7 +334,7 @@ def test_best_draws_a_greedy_seats_hand_from_the_cards_it_can_hold() -> None:
             return world
 
     agents = [make("greedy"), Checking(samples=8), make("random"), make("greedy")]
-    log = cow006.play_match(agents, seed=12)
+    log = cow006.play_match(agents, seed=12, agent_seeds=[1, 2, 3, 4])
     cow006.verify(log)
     assert checked and max(checked) > 0  # greedy seats were modelled with hands inferred
 
@@ -353,5 +356,7 @@ def test_best_excluded_cards_of_a_round() -> None:
 def test_best_sample_schedule_by_hand_size() -> None:
     bot = BestBot(samples={10: 300, 6: 150, 3: 80})
     assert bot._samples(10) == 300 and bot._samples(6) == 150 and bot._samples(3) == 80
-    assert bot._samples(12) == 300  # a size it lacks: the largest size's
+    assert bot._samples(12) == 300 and bot._samples(8) == 150  # the next smaller size's
+    assert bot._samples(1) == 80  # none smaller: the smallest size's
     assert BestBot(samples=120)._samples(4) == 120
+    assert BestBot()._samples(10) == SAMPLES[10] > BestBot()._samples(2) == SAMPLES[2]
