@@ -4,7 +4,7 @@
 and lets the other seats play them in a random order.  Real opponents do not: they avoid a 6th
 card and fill the snug gaps, and the cards they lay decide most of what this seat's cards take.
 ``BestBot`` keeps the same search (common random numbers, paired pruning, the match score near
-66) and changes the sampled worlds in two ways:
+66) and changes the sampled worlds in two ways, and how many it draws:
 
 * Who plays greedily.  Each other seat is, in a sample, with a probability learned for that
   seat, a greedy player: on every turn of the rollout it plays the card of its sampled hand
@@ -16,7 +16,11 @@ card and fill the snug gaps, and the cards they lay decide most of what this sea
   unseen cards that are no greedier than each card it laid this round (``excluded_cards``);
   the cards it cannot hold go to the other hands or to the unused rest of the deck.  Without
   this the sampled greedy seats hold the snug cards they would already have played, and the
-  search expects them to fill gaps they cannot fill.
+  search expects them to fill gaps they cannot fill.  Against three ``greedy`` this took the
+  heads per deal from 8.5 to 6.8 on the same 60 seeds (docs/builtins.md).
+* How many worlds.  ``montecarlo-v1`` draws 200 per candidate on every turn; ``best`` draws
+  more early in a round, where a decision weighs on every later turn, and fewer near its end
+  (``SAMPLES``): as strong, and the median decision a third cheaper.
 
 The probability comes from a small model of each seat: on a share ``a`` of its turns it plays
 its greedy card, on the others a card at random (``FRACTIONS``: the values of ``a`` weighed).
