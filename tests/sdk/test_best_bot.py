@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 
 import pytest
 
@@ -18,14 +19,16 @@ from cow006 import MatchInfo, View
 from cow006._view import Table
 from cow006.bots import BestBot, MonteCarloBot, make
 from cow006.bots._best import (
+    SAMPLES,
+    excluded_cards,
+    greedy_card,
     greedy_chance,
     greedy_key,
     greedy_share,
-    model_avoid,
-    model_turn,
-    sixth_turns,
+    play_out,
     turn_loglik,
 )
+from cow006.cards import HEADS
 from cow006.engine import rule_rows
 
 # The digest of ``_v1_digest()`` taken with the ``montecarlo`` bot (``MonteCarloBot()``) of
@@ -75,33 +78,83 @@ def test_names() -> None:
     assert type(make("montecarlo")) is MonteCarloBot
 
 
-def test_model_turn_moves_each_seats_greedy_card_to_its_turn() -> None:
-    ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
-    # Three seats, two turns: slot j holds opp[j] and opp[j + 3].
-    # slot 0: 15 (6th card on the 5-row) or 31 (snug after 30) -> 31
-    # slot 1: 5 (below every end) or 80 (gap 10 after 70) -> 80
-    # slot 2: 52 (gap 2) or 90 (gap 20) -> 52, already first
-    opp = [15, 5, 52, 31, 80, 90]
-    model_turn(ends, lens, hs, opp, 0, 3, range(3))
-    assert opp == [31, 80, 52, 15, 5, 90]
-    opp = [15, 5, 52, 31, 80, 90]
-    model_turn(ends, lens, hs, opp, 0, 3, [1])  # only slot 1 is modelled
-    assert opp == [15, 80, 52, 31, 5, 90]
+def test_greedy_card_is_greedys_choice() -> None:
+    rows = ((10, 11, 12, 13, 14), (30,), (50,), (70,))
+    ends, lens, hs, _ = rule_rows(rows)
+    # 15: a 6th card; 31: snug after 30; 5: below every end; 80: gap 10; 52: gap 2.
+    assert greedy_card(ends, lens, hs, [15, 5, 52, 31, 80, 90]) == 31
+    assert greedy_card(ends, lens, hs, [15, 5, 80, 90]) == 80
     # Below every end beats a 6th card; among such cards the lowest.
-    opp = [15, 6, 3]
-    model_turn(ends, lens, hs, opp, 0, 1, [0])
-    assert opp[0] == 3
-    # A later turn: only the cards from index k on are the seat's cards left.
-    opp = [31, 80, 52, 15, 5, 90, 33, 71, 91]  # turn 1 starts at k = 3
-    model_turn(ends, lens, hs, opp, 3, 3, range(3))
-    assert opp[:3] == [31, 80, 52]  # turn 0 untouched
-    assert opp[3:] == [33, 71, 90, 15, 5, 91]
+    assert greedy_card(ends, lens, hs, [15, 6, 3]) == 3
+    # The same card as builtin:greedy on random hands.
+    greedy = make("greedy")
+    pool = [c for c in range(1, 105) if c not in (10, 11, 12, 13, 14, 30, 50, 70)]
+    for seed in range(30):
+        hand = tuple(sorted(random.Random(seed).sample(pool, 6)))
+        assert greedy.play(_view(hand, rows)) == greedy_card(ends, lens, hs, hand)
 
 
-@pytest.mark.parametrize("every_turn", [True, False])
+def _greedy_turn(rows: tuple[tuple[int, ...], ...], hands: list[list[int]]) -> list[int]:
+    """Each greedy hand's card as ``play_out`` picks it (this seat's card: 104)."""
+    ends, lens, hs, _ = rule_rows(rows)
+    owner = [0] * 105
+    laid: list[int] = []
+    # One turn: this seat lays 104 last; the greedy seats' cards are what it is laid with.
+    copies = [sorted(h) for h in hands]
+    before = [list(h) for h in copies]
+    play_out(ends, lens, hs, 104, [], [], 0, copies, owner, [0, 0], True)
+    for b, a in zip(before, copies, strict=True):
+        (gone,) = set(b) - set(a)
+        laid.append(gone)
+    return laid
+
+
+def test_play_out_greedy_seats_play_greedys_card() -> None:
+    rows = ((10, 11, 12, 13, 14), (30,), (50,), (70,))
+    ends, lens, hs, _ = rule_rows(rows)
+    hands = [[15, 31], [5, 80], [52, 90], [15, 6, 3], [71, 72, 73]]
+    assert _greedy_turn(rows, hands) == [greedy_card(ends, lens, hs, h) for h in hands]
+    assert _greedy_turn(rows, hands) == [31, 80, 52, 3, 71]
+
+
+def test_play_out_plays_every_card_once_and_counts_every_head() -> None:
+    rows = ((10,), (30,), (50,), (70,))
+    ends, lens, hs, _ = rule_rows(rows)
+    mine = [3, 44, 91, 92]
+    free = [20, 60, 21, 61, 22, 62, 23, 63]  # two random-order seats (slots 0, 1), four turns
+    hands = [[31, 51, 71, 72]]  # one greedy seat (slot 2); this seat is slot 3
+    owner = [0] * 105
+    for q, c in enumerate(free):
+        owner[c] = q % 2
+    for c in hands[0]:
+        owner[c] = 2
+    for c in mine:
+        owner[c] = 3
+    pens = [0, 0, 0, 0]
+    play_out(ends, lens, hs, 0, mine[:], free, 2, hands, owner, pens, True)
+    assert hands == [[]]
+    laid = [10, 30, 50, 70, *mine, *free, 31, 51, 71, 72]
+    assert len(ends) == 4 and ends == sorted(ends) and set(ends) <= set(laid)
+    # Every head is either still on the table or in someone's pile.
+    assert sum(pens) + sum(hs) == sum(HEADS[c] for c in laid)
+
+
+def test_excluded_cards_are_greedier_than_the_card_laid() -> None:
+    rows = ((10, 11, 12, 13, 14), (30,), (50,), (70,))
+    # 45 (gap 15 after 30) was laid: every card with a smaller gap was not in the hand.
+    out = set(excluded_cards(rows, 45))
+    assert {31, 44, 51, 64, 71, 84} <= out
+    assert not {45, 46, 65, 85, 15, 5} & out
+    # A 6th card laid: every free fit was not held, nor a card below every end that
+    # takes fewer heads; another 6th card with a smaller gap was not held either.
+    out = set(excluded_cards(rows, 16))
+    assert {31, 99, 5} <= out and 15 in out and 17 not in out
+
+
+@pytest.mark.parametrize("prior", [0.0, 0.5])
 @pytest.mark.parametrize("n_players", [2, 3, 5, 7, 10])
-def test_best_plays_legal_matches_at_any_table_size(n_players: int, every_turn: bool) -> None:
-    best = BestBot(samples=8, every_turn=every_turn, prior=0.5)
+def test_best_plays_legal_matches_at_any_table_size(n_players: int, prior: float) -> None:
+    best = BestBot(samples={10: 8, 5: 4}, prior=prior)
     agents = [best] + [make("greedy") for _ in range(n_players - 1)]
     log = cow006.play_match(agents, seed=40 + n_players)
     cow006.verify(log)
@@ -144,13 +197,13 @@ class _Counting(BestBot):
     def __init__(self, **kw: float) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.rollouts = 0
-        inner = self.rollout
+        inner = self.play_out
 
         def counted(*args: object) -> None:
             self.rollouts += 1
             inner(*args)  # type: ignore[arg-type]
 
-        self.rollout = counted  # type: ignore[assignment,method-assign]
+        self.play_out = counted  # type: ignore[assignment,method-assign]
 
 
 def test_best_stops_sampling_at_its_time_cap() -> None:
@@ -183,7 +236,7 @@ def test_best_avoids_a_sixth_card() -> None:
 def test_best_learns_which_seats_play_greedily() -> None:
     best = BestBot(samples=4)
     agents = [make("greedy"), best, make("random"), make("greedy")]
-    log = cow006.play_match(agents, seed=12)
+    log = cow006.play_match(agents, seed=12, agent_seeds=[1, 2, 3, 4])
     # Greedy seats agree with the model on every counted turn, random ones seldom.
     rounds = len(log["rounds"])
     assert best._turns == [9 * rounds] * 4
@@ -206,9 +259,10 @@ def test_best_ignores_a_round_entry_it_cannot_read() -> None:
 def test_greedy_key_is_what_model_turn_minimises() -> None:
     ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
     hand = [15, 5, 52, 31, 80, 90, 3, 69]
-    pick = hand[:]
-    model_turn(ends, lens, hs, pick, 0, 1, [0])
-    assert pick[0] == min(hand, key=lambda c: greedy_key(ends, lens, hs, c)) == 31
+    assert greedy_card(ends, lens, hs, hand) == min(
+        hand, key=lambda c: greedy_key(ends, lens, hs, c)
+    )
+    assert greedy_card(ends, lens, hs, hand) == 31
 
 
 def test_greedy_chance_of_a_card_laid_from_an_unknown_hand() -> None:
@@ -233,31 +287,6 @@ def test_greedy_share_weighs_the_turns() -> None:
     assert greedy_share(greedy) > 0.9
 
 
-def test_model_avoid_plays_the_first_card_that_takes_no_row() -> None:
-    ends, lens, hs, _ = rule_rows(((10, 11, 12, 13, 14), (30,), (50,), (70,)))
-    # One seat, three turns: its sampled order is 15 (6th card), 16 (6th card), 5 (below).
-    opp = [15, 16, 5]
-    model_avoid(ends, lens, hs, opp, 0, 1, [0])
-    assert opp == [5, 16, 15]
-    # Two seats: slot 1's first card (31) already fits; slot 0 has only 6th cards.
-    opp = [15, 31, 16, 80]
-    model_avoid(ends, lens, hs, opp, 0, 2, [0, 1])
-    assert opp == [15, 31, 16, 80]
-
-
-def test_sixth_turns_counts_sixth_cards_from_a_round_entry() -> None:
-    entry = {
-        "rows": [[1, 2, 3, 4, 5], [30], [50], [70]],
-        "hands": [[6, 40], [31, 80]],
-        "turns": [
-            {"cards": [6, 31], "rows": [[6], [30, 31], [50], [70]]},
-            {"cards": [40, 80], "rows": [[6], [30, 31, 40], [50], [70, 80]]},
-        ],
-    }
-    # Seat 0 laid its one 6th card of two; seat 1 had none.  The last turn is left out.
-    assert sixth_turns(entry) == [[(True, 0.5)], [(False, 0.0)]]
-
-
 def test_best_tells_greedy_seats_apart_within_the_first_round() -> None:
     seen: list[list[float]] = []
 
@@ -269,18 +298,65 @@ def test_best_tells_greedy_seats_apart_within_the_first_round() -> None:
             return card
 
     agents = [make("greedy"), Watching(samples=4), make("random"), make("greedy")]
-    cow006.play_match(agents, seed=12)
+    cow006.play_match(agents, seed=12, agent_seeds=[1, 2, 3, 4])
     # Slots: seats 0, 2, 3.  Before any round log, the greedy seats are modelled already
     # (from the cards they laid on turns 0 to 5), the random one not.
     (odds,) = seen
     assert odds[0] > 0.0 and odds[2] > 0.0 and odds[1] == 0.0
 
 
-def test_best_learns_how_often_a_seat_avoids_a_sixth_card() -> None:
-    best = BestBot(samples=4, avoid=0.6, learn_avoid=True)
-    agents = [best, make("random"), make("greedy"), make("random")]
-    cow006.play_match(agents, seed=21)
-    odds = best.avoid_odds(4)
-    # Random seats lay 6th cards as often as chance would: below the prior.
-    assert odds[0] < 0.6 and odds[2] < 0.6
-    assert BestBot(avoid=0.6).avoid_odds(4) == [0.6, 0.6, 0.6]
+def test_best_draws_a_greedy_seats_hand_from_the_cards_it_can_hold() -> None:
+    checked: list[int] = []
+
+    class Checking(BestBot):
+        def _worlds(self, view: View, unseen: list[int], h: int):  # type: ignore[no-untyped-def]
+            draw = super()._worlds(view, unseen, h)
+            banned = self.excluded(view)
+            me = view.seat
+
+            def world():  # type: ignore[no-untyped-def]
+                w = draw()
+                free, nfree, hands, free_slots, greedy_slots = w
+                assert nfree == len(free_slots) and len(free) == nfree * h
+                cards = free + [c for g in hands for c in g]
+                assert len(cards) == len(set(cards)) == (view.n_players - 1) * h
+                assert set(cards) <= set(unseen)
+                assert sorted(free_slots + greedy_slots) == list(range(view.n_players - 1))
+                for g, slot in zip(hands, greedy_slots, strict=True):
+                    assert g == sorted(g) and len(g) == h
+                    seat = slot if slot < me else slot + 1
+                    # Enough cards left to choose from: none it cannot hold is drawn.
+                    if len([c for c in unseen if c not in banned[seat]]) >= 3 * h:
+                        assert not set(g) & banned[seat]
+                        checked.append(len(banned[seat]))
+                return w
+
+            return world
+
+    agents = [make("greedy"), Checking(samples=8), make("random"), make("greedy")]
+    log = cow006.play_match(agents, seed=12, agent_seeds=[1, 2, 3, 4])
+    cow006.verify(log)
+    assert checked and max(checked) > 0  # greedy seats were modelled with hands inferred
+
+
+def test_best_excluded_cards_of_a_round() -> None:
+    bot = BestBot(samples=4)
+    bot.on_match_start(MatchInfo(seat=0, n_players=3, seed=1))
+    rows = ((10,), (30,), (50,), (70,))
+    bot.play(_view((1, 2, 3), rows, n_players=3))
+    # The turn: seat 1 laid 45 (gap 15), seat 2 laid 71 (gap 1).
+    after = ((10,), (30, 45), (50,), (70, 71))
+    table = Table(after, (0,) * 3, (0,) * 3, ((1, 45, 71),), (10, 30, 50, 70), 0, 1, 3)
+    banned = bot.excluded(View(0, (2, 3), table))
+    assert banned[1] == set(excluded_cards(rows, 45)) and 31 in banned[1]
+    assert banned[2] == set() or banned[2] == set(excluded_cards(rows, 71))
+    assert banned[0] == set()
+
+
+def test_best_sample_schedule_by_hand_size() -> None:
+    bot = BestBot(samples={10: 300, 6: 150, 3: 80})
+    assert bot._samples(10) == 300 and bot._samples(6) == 150 and bot._samples(3) == 80
+    assert bot._samples(12) == 300 and bot._samples(8) == 150  # the next smaller size's
+    assert bot._samples(1) == 80  # none smaller: the smallest size's
+    assert BestBot(samples=120)._samples(4) == 120
+    assert BestBot()._samples(10) == SAMPLES[10] > BestBot()._samples(2) == SAMPLES[2]

@@ -11,7 +11,8 @@
                    issue 19's day, kept unchanged)
 ``montecarlo``     an alias of ``montecarlo-v1``: logs naming it rerun as they were
 ``best``           the strongest built-in: ``montecarlo-v1``'s search, whose sampled
-                   opponents play greedily (``_best.py``)
+                   opponents play greedily as far as they are seen to, holding only the
+                   cards they can still hold (``_best.py``)
 =================  =======================================================================
 
 Every bot's randomness comes from a generator seeded in ``on_match_start`` from its agent
