@@ -50,9 +50,9 @@ from typing import Any
 
 from .._agent import MatchInfo
 from .._view import View
-from ..cards import DECK_SIZE, END_SCORE, N_ROWS, ROW_LIMIT
+from ..cards import DECK_SIZE, N_ROWS, ROW_LIMIT
 from ..engine import cheapest, ends_below, lay, rule_rows
-from ._montecarlo import Candidate, MonteCarloBot, _p_win_later
+from ._montecarlo import Candidate, MonteCarloBot, _score
 
 # The shares of greedy turns a seat may have (``BestBot``'s model weighs each by the turns
 # seen): random plays about 0.0, montecarlo-v1 about 0.25, safe about 0.7, greedy 1.0.  The
@@ -522,6 +522,7 @@ class BestBot(MonteCarloBot):
         nopp = view.n_players - 1
         world = self._worlds(view, view.unseen(), h)
         run = self.play_out
+        score = _score
         deadline = self._deadline(view)
         vals: list[list[float]] = [[] for _ in range(n)]
         alive = list(range(n))
@@ -531,36 +532,20 @@ class BestBot(MonteCarloBot):
         batch = self.batch
         used = 0
         s = 0
-        if base is not None:
-            owner = [nopp] * (DECK_SIZE + 1)
-            slots = range(nopp)
-            weight = self.win_weight
-        else:
+        every = base is not None  # every seat's heads count (near 66), or only this seat's
+        totals = base if base is not None else []
+        slots = range(nopp)
+        weight = self.win_weight
+        if not every:
             # Only this seat's heads count: slot 1 its cards', slot 0 everyone else's.
             owner = [0] * (DECK_SIZE + 1)
             for c in hand:
                 owner[c] = 1
+        else:
+            owner = [nopp] * (DECK_SIZE + 1)
         while used < budget and s < cap:
             free, nfree, hands, free_slots, greedy_slots = world()
-            if base is None:
-                for j in alive:
-                    (ends, lens, hs), first, rest, pre = cands[j]
-                    pens = [0, pre[-1]]
-                    run(
-                        ends[:],
-                        lens[:],
-                        hs[:],
-                        first,
-                        rest[:],
-                        free,
-                        nfree,
-                        [g[:] for g in hands],
-                        owner,
-                        pens,
-                        False,
-                    )
-                    vals[j].append(pens[1])
-            else:
+            if every:
                 for q, c in enumerate(free):
                     owner[c] = free_slots[q % nfree]
                 for g, slot in zip(hands, greedy_slots, strict=True):
@@ -568,31 +553,23 @@ class BestBot(MonteCarloBot):
                         owner[c] = slot
                 for c in hand:
                     owner[c] = nopp
-                for j in alive:
-                    (ends, lens, hs), first, rest, pre = cands[j]
-                    pens = pre[:]
-                    run(
-                        ends[:],
-                        lens[:],
-                        hs[:],
-                        first,
-                        rest[:],
-                        free,
-                        nfree,
-                        [g[:] for g in hands],
-                        owner,
-                        pens,
-                        True,
-                    )
-                    mine = base[nopp] + pens[nopp]
-                    others = [base[i] + pens[i] for i in slots]
-                    low = min(others)
-                    top = max(max(others), mine)
-                    if top >= END_SCORE:
-                        won = 1.0 if mine <= low else 0.0
-                    else:
-                        won = _p_win_later(low - mine, top)
-                    vals[j].append(pens[nopp] - weight * won)
+            for j in alive:
+                (ends, lens, hs), first, rest, pre = cands[j]
+                pens = pre[:] if every else [0, pre[-1]]
+                run(
+                    ends[:],
+                    lens[:],
+                    hs[:],
+                    first,
+                    rest[:],
+                    free,
+                    nfree,
+                    [g[:] for g in hands],
+                    owner,
+                    pens,
+                    every,
+                )
+                vals[j].append(score(totals, pens, nopp, slots, weight) if every else pens[1])
             used += len(alive)
             s += 1
             if s % batch == 0:

@@ -115,6 +115,19 @@ def _rollout(
         mine = 0
 
 
+def _score(base: list[int], pens: list[int], me: int, others: range, weight: float) -> float:
+    """A sample's value near the end of a match (lower is better): the heads seat ``me``
+    takes in the round played out (``pens``, on top of the totals ``base``), less ``weight``
+    times whether it wins the match: a win if a total reaches 66 and no other is lower,
+    else the chance that its lead holds (``_p_win_later``)."""
+    mine = base[me] + pens[me]
+    totals = [base[i] + pens[i] for i in others]
+    low = min(totals)
+    top = max(max(totals), mine)
+    won = (1.0 if mine <= low else 0.0) if top >= END_SCORE else _p_win_later(low - mine, top)
+    return pens[me] - weight * won
+
+
 def _p_win_later(lead: float, top: float) -> float:
     """Chance to win a match that goes on, from the totals after this round.
 
@@ -226,6 +239,7 @@ class MonteCarloBot(SeededAgent):
         need = nopp * h
         sample = self._draw(view)
         rollout = self.rollout
+        score = _score
         deadline = self._deadline(view)
         vals: list[list[float]] = [[] for _ in range(n)]
         alive = list(range(n))
@@ -260,15 +274,7 @@ class MonteCarloBot(SeededAgent):
                     (ends, lens, hs), first, rest, pre = cands[j]
                     pens = pre[:]
                     rollout(ends[:], lens[:], hs[:], first, rest[:], opp, nopp, owner, pens, True)
-                    mine = base[nopp] + pens[nopp]
-                    others = [base[i] + pens[i] for i in slots]
-                    low = min(others)
-                    top = max(max(others), mine)
-                    if top >= END_SCORE:
-                        won = 1.0 if mine <= low else 0.0
-                    else:
-                        won = _p_win_later(low - mine, top)
-                    vals[j].append(pens[nopp] - weight * won)
+                    vals[j].append(score(base, pens, nopp, slots, weight))
             used += len(alive)
             s += 1
             if s % batch == 0:
