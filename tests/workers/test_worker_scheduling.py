@@ -16,7 +16,7 @@ from helpers import workers as wt
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from cow006_platform import db, results
+from cow006_platform import db, locks, results
 from cow006_platform.models import (
     AgentVersion,
     LadderEntry,
@@ -335,3 +335,35 @@ def test_a_follow_up_that_fails_in_the_database_keeps_the_stored_result(
         m = s.get(Match, created[0])
         assert m is not None and m.status is MatchStatus.finished and m.rating_applied
         assert s.scalar(select(func.count(RatingPoint.id)).where(RatingPoint.match_id == m.id))
+
+
+def test_follow_ups_of_a_rolled_back_store_are_not_sent(
+    session_factory: Factory, settings: Settings
+) -> None:
+    """A result stored again (its first transaction refused at commit) runs its follow-ups
+    again: only the matches of the transaction that committed are sent."""
+    vids = wt.active_versions(session_factory, settings, 4, source=LOW)
+    lid = wt.ladder(session_factory, vids, players=4)
+    depth = settings.ladder_queue_depth
+    created = scheduler.refill_ladder(session_factory, lid, depth, random.Random(4))
+    with db.session_scope(session_factory) as s:  # a quarter of the queue gone
+        for mid in created[: runs.refill_batch(depth)]:
+            m = s.get(Match, mid)
+            assert m is not None
+            m.status = MatchStatus.failed
+    follow = runs.FollowUp(settings, random.Random(5))
+    # As in a store, the match's row is locked first (on SQLite: a write, which opens the
+    # transaction the follow-ups' savepoint is taken in).
+    with session_factory() as s, s.begin():
+        m = locks.lock(s, Match, created[0])
+        assert m is not None
+        follow(s, m)
+        lost = list(follow.created)
+        s.rollback()
+    assert lost
+    with db.session_scope(session_factory) as s:
+        m = locks.lock(s, Match, created[0])
+        assert m is not None
+        follow(s, m)
+    with db.session_scope(session_factory) as s:
+        assert follow.created and all(s.get(Match, i) is not None for i in follow.created)

@@ -114,7 +114,8 @@ def finish_claim(
     """Store the result of a claimed run (``results.finish_match``), exactly once; False if
     it was not stored: the match is settled, or another run has taken it over since.
     ``then(session, match)`` runs in the same transaction once the result is in (what
-    follows the match, ``follow_up_stored``), before the commit.
+    follows the match, ``FollowUp``), before the commit: again if the result is stored
+    again.
 
     A failure to store a result is never the match's fault: if the database refuses the
     result (a value it cannot hold, which cleaning should have made impossible), it is stored
@@ -247,7 +248,7 @@ def settle(
     rng: random.Random | None = None,
 ) -> Outcome:
     """Store a played match's result (``finish_claim``) with what follows it
-    (``follow_up_stored``) in the same transaction, and send the matches that created."""
+    (``FollowUp``) in the same transaction, and send the matches that created."""
     if send_matches is None:  # this match alone: its follow-ups are left to the scheduler
         return _store(session_factory, played)
     follow = FollowUp(settings, rng)
@@ -283,8 +284,10 @@ class FollowUp:
         self.league_id: int | None = None
 
     def __call__(self, session: Session, match: Match) -> None:
-        if match.kind is MatchKind.league:
-            self.league_id = match.league_id
+        # What an earlier call made went with its transaction (a result stored again with
+        # the bots' text replaced calls this again): only this call's work counts.
+        self.created = []
+        self.league_id = match.league_id if match.kind is MatchKind.league else None
         ladder_id = match.ladder_id if match.kind is MatchKind.ladder and match.rated else None
         created: list[int] = []
         try:
@@ -295,7 +298,7 @@ class FollowUp:
         except Exception:  # the scheduler's next tick does the same work
             logger.exception("the work after match %s failed", match.id)
             return
-        self.created += created
+        self.created = created
 
     def _refill(self, session: Session, ladder_id: int) -> list[int]:
         depth = self.settings.ladder_queue_depth
