@@ -114,41 +114,21 @@ _table_json: tuple[object, str] = (None, "")
 
 
 def view_json(view: View, time_left: float | None) -> str:
-    """``view.to_dict()`` with ``time_left`` set, as ``protocol.encode`` spells it."""
+    """``view.to_dict()`` with ``time_left`` set, as ``protocol.encode`` spells it: the seat
+    and hand, the table's fields in their order (``Table._fields``, the order ``to_dict``
+    writes them in), the time left, and a take-row view's card and current turn."""
     global _table_json
     table = view.table
     shared, middle = _table_json
     if shared is not table:
-        fields = protocol.encode_json(
-            {
-                "rows": table.rows,
-                "scores": table.scores,
-                "penalties": table.penalties,
-                "revealed": table.revealed,
-                "starters": table.starters,
-                "round": table.round,
-                "turn": table.turn,
-                "n_players": table.n_players,
-            }
-        )
-        middle = fields[1:-1]
+        middle = protocol.encode_json(table._asdict())[1:-1]
         _table_json = (table, middle)
-    seat, hand = view.seat, view.hand
-    # Integers and a float as JSON spells them, without a call of the encoder for the
-    # usual types (the encoder for anything else: the same text either way).
-    seat_json = str(seat) if type(seat) is int else protocol.encode_json(seat)
-    if type(hand) is tuple and all(type(c) is int for c in hand):
-        hand_json = f"[{','.join(map(str, hand))}]"
-    else:
-        hand_json = protocol.encode_json(hand)
-    if type(time_left) is float and math.isfinite(time_left):
-        left_json = float.__repr__(time_left)
-    else:
-        left_json = protocol.encode_json(time_left)
-    head = f'{{"seat":{seat_json},"hand":{hand_json},{middle},"time_left":{left_json}'
+    enc = protocol.encode_json
+    head = (
+        f'{{"seat":{enc(view.seat)},"hand":{enc(view.hand)},{middle},"time_left":{enc(time_left)}'
+    )
     if view.card is None:
         return f"{head}}}"
-    enc = protocol.encode_json
     return f'{head},"card":{enc(view.card)},"current":{enc(view.current or ())}}}'
 
 
