@@ -255,6 +255,15 @@ REPLY_LINES = [
     b"[1,2]",
     b"",
     b"\xff",
+    # Hostile look-alikes: a NUL, escapes (a key spelled with one, a lone surrogate), a
+    # key repeated, a huge line, a number of many digits.
+    b'{"id":7,"card":42}\x00',
+    b'{"id":7,"\\u0063ard":42}',
+    b'{"id":7,"card":42,"x":"\\ud800"}',
+    b'{"id":7,"id":7,"card":42}',
+    b'{"id":7,"card":' + b"9" * 5000 + b"}",
+    b'{"id":7,"card":42}' * 2000,
+    b"{" * 40 + b"}" * 40,
 ]
 
 
